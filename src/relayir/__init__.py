@@ -1,0 +1,29 @@
+"""relayir: a deep-learning compiler implementing the Relay IR design.
+
+The names follow TVM Relay's Python API (``relay.var``, ``relay.Function``,
+``relay.nn.dense``, ``relay.IRModule.from_expr``, ``relay.transform.InferType``,
+``relay.create_executor``) so Relay code and knowledge carry over.
+"""
+
+from . import op as _op  # registers every operator
+from . import transform
+from .errors import (
+    Error,
+    InterpreterError,
+    OpError,
+    ParseError,
+    TypeInferenceError,
+    WellFormedError,
+)
+from .executor import create_executor
+from .ir import *  # noqa: F403
+from .ir.parser import parse, parse_expr
+from .ir.printer import astext
+from .op import nn, reduce as _reduce, tensor as _tensor, transform as _transform_ops
+from .op.reduce import *  # noqa: F403
+from .op.registry import get_op
+from .op.tensor import *  # noqa: F403
+from .op.transform import *  # noqa: F403
+from .prelude import Prelude
+
+__version__ = "0.1.0"

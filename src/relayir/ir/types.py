@@ -1,0 +1,233 @@
+"""Relay's type language.
+
+Types are immutable values. Tensor shapes hold one entry per dimension: an ``int``,
+``Any()`` (unknown until run time) or a :class:`SymbolicDim` (a named dimension that
+is equal wherever the same name appears, e.g. a sequence length ``n``).
+
+Type variables and incomplete types compare by identity: two ``TypeVar("A")`` bound by
+different functions are different variables. ``structural_equal`` maps bound type
+variables the way it maps bound expression variables.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Union
+
+import numpy as np
+
+from ..errors import Error
+
+DTYPES = (
+    "float16", "float32", "float64",
+    "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
+    "bool",
+)
+
+
+def check_dtype(dtype: str, where: str = "") -> str:
+    """Return ``dtype`` as a canonical string or raise a clear error."""
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        dtype = np.dtype(dtype).name
+    if dtype not in DTYPES:
+        place = f"{where}: " if where else ""
+        raise Error(f"{place}unsupported dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
+    return dtype
+
+
+def is_float(dtype: str) -> bool:
+    return dtype.startswith("float")
+
+
+def is_int(dtype: str) -> bool:
+    return dtype.startswith("int") or dtype.startswith("uint")
+
+
+class Node:
+    """Base of every IR node (expressions, types, patterns)."""
+
+    __slots__ = ()
+
+    def astext(self) -> str:
+        from .printer import astext
+
+        return astext(self)
+
+    def __str__(self) -> str:
+        return self.astext()
+
+
+class Type(Node):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return self.astext()
+
+
+# ---------------------------------------------------------------- dimensions
+
+
+class Any:
+    """A dimension known only at run time (printed ``?``)."""
+
+    __slots__ = ()
+    _instance: Any | None = None
+
+    def __new__(cls) -> Any:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "?"
+
+    def __reduce__(self):
+        return (Any, ())
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolicDim:
+    """A named dimension (``n``): equal to itself wherever it appears."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+Dim = Union[int, Any, SymbolicDim]
+
+
+def normalize_dim(d: object) -> Dim:
+    if isinstance(d, (Any, SymbolicDim)):
+        return d
+    if d is None:
+        return Any()
+    if isinstance(d, str):
+        return Any() if d == "?" else SymbolicDim(d)
+    if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+        if d < 0:
+            raise Error(f"a tensor dimension must be >= 0, found {d}")
+        return int(d)
+    raise Error(f"a tensor dimension must be an int, Any() or a name, found {d!r}")
+
+
+def is_static(d: Dim) -> bool:
+    return isinstance(d, int)
+
+
+# ---------------------------------------------------------------- types
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TensorType(Type):
+    shape: tuple
+    dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shape", tuple(normalize_dim(d) for d in self.shape))
+        object.__setattr__(self, "dtype", check_dtype(self.dtype))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return all(isinstance(d, int) for d in self.shape)
+
+    @property
+    def concrete_shape(self) -> tuple[int, ...]:
+        if not self.is_static:
+            raise Error(f"{self} has dynamic dimensions")
+        return self.shape  # type: ignore[return-value]
+
+
+def scalar_type(dtype: str) -> TensorType:
+    return TensorType((), dtype)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TupleType(Type):
+    fields: tuple
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", tuple(self.fields))
+
+
+class Kind(Enum):
+    Type = 0
+    ShapeVar = 1
+    BaseType = 2
+    Constraint = 4
+    AdtHandle = 5
+    TypeData = 6
+
+
+_typevar_ids = itertools.count()
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class TypeVar(Type):
+    """A type parameter, bound by a function's or an ADT's ``type_params``."""
+
+    name_hint: str
+    kind: Kind = Kind.Type
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class GlobalTypeVar(Type):
+    """The name of an algebraic data type in a module (``List``)."""
+
+    name_hint: str
+    kind: Kind = Kind.AdtHandle
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GlobalTypeVar) and other.name_hint == self.name_hint
+
+    def __hash__(self) -> int:
+        return hash(("GlobalTypeVar", self.name_hint))
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class TypeCall(Type):
+    """An ADT applied to type arguments: ``List[Tensor[(2), float32]]``."""
+
+    func: Type
+    args: tuple = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "args", tuple(self.args))
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class FuncType(Type):
+    arg_types: tuple
+    ret_type: Type
+    type_params: tuple = ()
+    type_constraints: tuple = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arg_types", tuple(self.arg_types))
+        object.__setattr__(self, "type_params", tuple(self.type_params))
+        object.__setattr__(self, "type_constraints", tuple(self.type_constraints))
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class RefType(Type):
+    value: Type
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class IncompleteType(Type):
+    """A hole the type solver fills in; compares by identity."""
+
+    kind: Kind = Kind.Type
+    id: int = field(default_factory=lambda: next(_typevar_ids))
+
+
+def unit_type() -> TupleType:
+    return TupleType(())

@@ -1,0 +1,16 @@
+"""Operators. Importing this package registers every op family."""
+
+from . import nn, reduce, tensor, transform  # noqa: F401  (registration side effects)
+from .registry import (
+    Attrs,
+    OpPattern,
+    OpTable,
+    call,
+    get_op,
+    has_op,
+    list_ops,
+    register_op,
+)
+
+__all__ = ["Attrs", "OpPattern", "OpTable", "call", "get_op", "has_op", "list_ops",
+           "register_op", "nn", "reduce", "tensor", "transform"]

@@ -1,0 +1,138 @@
+"""Helpers for writing type relations.
+
+A relation is ``rel(arg_types, attrs) -> out_type``. It is called once every argument
+type is known (dimensions may still be ``Any`` or symbolic). It reports a bad program by
+calling ``fail``; the type checker prefixes the op name and appends the call's text,
+so messages read ``nn.dense: units mismatch: ... in nn.dense(%x, %w) at 3:5``.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from ..errors import TypeInferenceError
+from ..ir.types import Any, Dim, SymbolicDim, TensorType, TupleType, Type, is_float, is_int
+
+
+def fail(message: str) -> NoReturn:
+    raise TypeInferenceError(message)
+
+
+def tensor(ty: Type, what: str = "data") -> TensorType:
+    if not isinstance(ty, TensorType):
+        fail(f"{what} must be a tensor, found {ty}")
+    return ty
+
+
+def tensors(types, names) -> list[TensorType]:
+    return [tensor(t, n) for t, n in zip(types, names)]
+
+
+def tuple_of_tensors(ty: Type, what: str = "data") -> list[TensorType]:
+    if not isinstance(ty, TupleType):
+        fail(f"{what} must be a tuple of tensors, found {ty}")
+    return [tensor(f, f"{what}.{i}") for i, f in enumerate(ty.fields)]
+
+
+def same_dtype(a: TensorType, b: TensorType, names=("lhs", "rhs")) -> str:
+    if a.dtype != b.dtype:
+        fail(f"dtype mismatch: {names[0]} is {a} but {names[1]} is {b}")
+    return a.dtype
+
+
+def require_float(t: TensorType, what: str = "data") -> None:
+    if not is_float(t.dtype):
+        fail(f"{what} must have a float dtype, found {t}")
+
+
+def require_int(t: TensorType, what: str = "data") -> None:
+    if not is_int(t.dtype):
+        fail(f"{what} must have an integer dtype, found {t}")
+
+
+def dim_may_equal(a: Dim, b: Dim) -> bool:
+    """False only when ``a`` and ``b`` are certainly different."""
+    return a == b or isinstance(a, (Any, SymbolicDim)) or isinstance(b, (Any, SymbolicDim))
+
+
+def broadcast_dim(a: Dim, b: Dim) -> Dim | None:
+    if a == b:
+        return a
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    if isinstance(a, int):
+        return a if isinstance(b, (Any, SymbolicDim)) else None
+    if isinstance(b, int):
+        return b if isinstance(a, (Any, SymbolicDim)) else None
+    return Any()
+
+
+def broadcast_shapes(a: TensorType, b: TensorType, names=("lhs", "rhs")) -> tuple:
+    sa, sb = a.shape, b.shape
+    n = max(len(sa), len(sb))
+    sa = (1,) * (n - len(sa)) + sa
+    sb = (1,) * (n - len(sb)) + sb
+    out = []
+    for i, (x, y) in enumerate(zip(sa, sb)):
+        d = broadcast_dim(x, y)
+        if d is None:
+            fail(
+                f"shapes do not broadcast: {names[0]} is {a} but {names[1]} is {b} "
+                f"(dimension {i - n} is {x} vs {y})"
+            )
+        out.append(d)
+    return tuple(out)
+
+
+def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
+    if not -ndim <= axis < max(ndim, 1):
+        fail(f"{what} {axis} is out of range for a tensor of rank {ndim}")
+    return axis + ndim if axis < 0 else axis
+
+
+def normalize_axes(axes, ndim: int, what: str = "axis") -> list[int]:
+    out = [normalize_axis(a, ndim, what) for a in axes]
+    if len(set(out)) != len(out):
+        fail(f"{what} {list(axes)} repeats an axis")
+    return out
+
+
+def num_elements(shape) -> int | None:
+    """The product of a static shape, or None if any dim is not static."""
+    n = 1
+    for d in shape:
+        if not isinstance(d, int):
+            return None
+        n *= d
+    return n
+
+
+# ---------------------------------------------------------------- common relations
+
+
+def identity_rel(types, attrs) -> Type:
+    return tensor(types[0])
+
+
+def float_identity_rel(types, attrs) -> Type:
+    t = tensor(types[0])
+    require_float(t)
+    return t
+
+
+def broadcast_rel(types, attrs) -> Type:
+    a, b = tensors(types, ("lhs", "rhs"))
+    dtype = same_dtype(a, b)
+    return TensorType(broadcast_shapes(a, b), dtype)
+
+
+def broadcast_bool_rel(types, attrs) -> Type:
+    a, b = tensors(types, ("lhs", "rhs"))
+    same_dtype(a, b)
+    return TensorType(broadcast_shapes(a, b), "bool")
+
+
+def bool_identity_rel(types, attrs) -> Type:
+    return TensorType(tensor(types[0]).shape, "bool")

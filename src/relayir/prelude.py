@@ -1,0 +1,5 @@
+"""(being written) The Relay prelude."""
+
+
+class Prelude:
+    pass
