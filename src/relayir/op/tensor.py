@@ -125,7 +125,7 @@ _erf_scalar = np.frompyfunc(math.erf, 1, 1)
 
 
 def _erf(x):
-    return _erf_scalar(x).astype(x.dtype)
+    return np.asarray(_erf_scalar(x)).astype(x.dtype)  # exact; math.erf per element
 
 
 def _rsqrt(x):
