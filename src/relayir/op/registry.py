@@ -21,7 +21,7 @@ import difflib
 from collections.abc import Callable
 from enum import IntEnum
 
-from ..errors import OpError
+from ..errors import Error, OpError
 from ..ir.expr import Call, Expr, Op, as_expr, short_text
 
 
@@ -48,9 +48,9 @@ class Attrs:
             default = f.default if f.default is not dataclasses.MISSING else (
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else None
             )
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                out.append((f.name, value))
-            elif value != default:
+            required = f.default is dataclasses.MISSING and (
+                f.default_factory is dataclasses.MISSING)
+            if required or value != default:
                 out.append((f.name, value))
         return out
 
@@ -126,7 +126,7 @@ def make_attrs(op: Op, kwargs: dict):
         return op.attrs_type(**kwargs)
     except OpError:
         raise
-    except (TypeError, ValueError) as exc:
+    except (Error, TypeError, ValueError) as exc:
         raise OpError(f"{op.name}: bad attributes {kwargs}: {exc}") from None
 
 

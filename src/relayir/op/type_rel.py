@@ -87,7 +87,7 @@ def broadcast_shapes(a: TensorType, b: TensorType, names=("lhs", "rhs")) -> tupl
 
 
 def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
-    if not -ndim <= axis < max(ndim, 1):
+    if not -ndim <= axis < ndim:
         fail(f"{what} {axis} is out of range for a tensor of rank {ndim}")
     return axis + ndim if axis < 0 else axis
 
