@@ -1,17 +1,12 @@
-"""Built-in workloads: Relay programs with deterministic random weights.
-
-Each builder returns ``(mod, params)`` where ``params`` maps parameter names to numpy
-arrays, and has a plain numpy forward function used as the independent reference.
-"""
+"""The classic MNIST MLP, with a plain numpy forward as its torch-free reference."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import op as _op  # noqa: F401  (registers ops)
-from ..ir.expr import Function, var
-from ..ir.module import IRModule
-from ..op import nn
+from ...ir.expr import Function, var
+from ...ir.module import IRModule
+from ...op import nn
 
 
 def _weights(rng, shape, fan_in):
@@ -39,24 +34,10 @@ def mlp(batch_size: int = 1, in_features: int = 784, hidden: int = 256,
     return mod, params
 
 
-def mlp_reference(params: dict, data: np.ndarray) -> np.ndarray:
-    """The MLP computed directly with numpy (float64), independent of relayir."""
+def mlp_reference(params: dict, data: np.ndarray, **config) -> np.ndarray:
+    """The MLP computed directly with numpy (float64), independent of relayir and torch."""
     x = data.astype("float64")
     h = np.maximum(x @ params["fc1_weight"].T.astype("float64") + params["fc1_bias"], 0)
     logits = h @ params["fc2_weight"].T.astype("float64") + params["fc2_bias"]
     e = np.exp(logits - logits.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
-
-
-WORKLOADS = {"mlp": (mlp, mlp_reference)}
-
-
-def get_workload(name: str, **kwargs):
-    from ..errors import Error
-
-    try:
-        builder, reference = WORKLOADS[name]
-    except KeyError:
-        raise Error(f"unknown model {name!r}; built-in models: {', '.join(WORKLOADS)}") from None
-    mod, params = builder(**kwargs)
-    return mod, params, reference
