@@ -15,3 +15,32 @@ def list_mod():
     mod = relay.IRModule()
     mod.add_type(TypeData(header, [a], [cons, nil]))
     return mod, header, cons, nil
+
+
+@pytest.fixture(autouse=True)
+def _round_trip_every_typed_module(monkeypatch):
+    """Every module the tests type-check must survive print → parse unchanged."""
+    from relayir.ir.structural import assert_structural_equal
+    from relayir.typing.infer import TypeInferencer
+
+    original = TypeInferencer.infer_module
+
+    def checked(self):
+        mod = self.mod
+        if mod.functions and _small(mod):
+            text = mod.astext()
+            assert_structural_equal(relay.parse(text), mod)
+        return original(self)
+
+    monkeypatch.setattr(TypeInferencer, "infer_module", checked)
+
+
+def _small(mod, limit=5000):
+    from relayir.ir.functor import post_order
+
+    n = 0
+    for fn in mod.functions.values():
+        n += len(post_order(fn))
+        if n > limit:
+            return False
+    return True

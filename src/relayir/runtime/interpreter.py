@@ -247,8 +247,10 @@ class Interpreter:
         op = call.op
         try:
             out = op.reference(*args, call.attrs)
-        except Error:
-            raise
+        except Error as exc:
+            if str(exc).startswith(op.name):
+                raise
+            raise type(exc)(f"{op.name}: {exc} in {short_text(call)}") from exc
         except Exception as exc:
             raise InterpreterError(f"{op.name} failed in {short_text(call)}: {exc}") from exc
         if isinstance(out, (tuple, list)):

@@ -1,7 +1,24 @@
 """Passes over ``IRModule``s (Relay's ``relay.transform``)."""
 
 from ..typing.infer import infer_expr as infer_type
+from .bind import bind, bind_params
+from .pass_infra import (
+    FunctionPass,
+    ModulePass,
+    Pass,
+    PassContext,
+    PassInfo,
+    Sequential,
+    function_pass,
+    get_pass,
+    module_pass,
+    register_pass,
+)
+from .instrument import PassTimingInstrument, PrintIRAfter, VerifyAfterEachPass
 from .type_check import InferType
-from .pass_infra import Pass
 
-__all__ = ["InferType", "Pass", "infer_type"]
+__all__ = [
+    "FunctionPass", "InferType", "ModulePass", "Pass", "PassContext", "PassInfo", "Sequential",
+    "bind", "bind_params", "function_pass", "get_pass", "infer_type", "module_pass",
+    "register_pass", "PassTimingInstrument", "PrintIRAfter", "VerifyAfterEachPass",
+]

@@ -19,12 +19,11 @@ class _Substitute(ExprMutator):
 
 def bind(expr: Expr, mapping: dict[Var, Expr]) -> Expr:
     """Replace variables by expressions; a function loses the parameters that were bound."""
-    new = _Substitute(mapping).visit(expr)
     if isinstance(expr, Function):
         params = [p for p in expr.params if p not in mapping]
-        body = new.body if isinstance(new, Function) else new
+        body = _Substitute(mapping).visit(expr.body)
         return Function(params, body, expr.ret_type, expr.type_params, expr.attrs)
-    return new
+    return _Substitute(mapping).visit(expr)
 
 
 def bind_params(mod: IRModule, params: dict[str, Expr], func_name: str = "main") -> IRModule:

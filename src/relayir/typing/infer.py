@@ -266,9 +266,16 @@ def infer_module(mod: IRModule) -> IRModule:
     return mod
 
 
-def infer_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
-    """Type-check a standalone expression (free variables need annotations)."""
+def infer_expr(expr: Expr, mod: IRModule | None = None, incremental: bool = False) -> Expr:
+    """Type-check a standalone expression (free variables need annotations).
+
+    With ``incremental=True`` sub-expressions that already carry a checked type are
+    taken as known and not re-visited: a pass that builds a few new nodes on top of a
+    typed graph pays only for the new nodes.
+    """
     inf = TypeInferencer(mod)
+    if incremental:
+        _seed_known_types(inf, expr)
     if mod is not None:
         for gv, fn in mod.functions.items():
             inf.global_types[gv] = _declared_type(fn) or IncompleteType()
@@ -277,6 +284,24 @@ def infer_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
     inf.visit(expr)
     inf.finish()
     return expr
+
+
+def _seed_known_types(inf: TypeInferencer, root: Expr) -> None:
+    from ..ir.functor import expr_children
+
+    stack = list(expr_children(root))
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.has_type and type(node) is not GlobalVar and type(node) is not Constructor:
+            inf.memo[node] = node.checked_type
+            if type(node) is Var:
+                inf.var_types[node] = node.checked_type
+        else:
+            stack.extend(expr_children(node))
 
 
 def type_of_adt(mod: IRModule, name: str, *args: Type) -> TypeCall:

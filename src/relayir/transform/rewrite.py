@@ -1,0 +1,225 @@
+"""Named local rewrite rules: ``Rule(name, pattern, rewrite)`` driven to a fixed point.
+
+Patterns are small trees that match dataflow expressions::
+
+    x = wildcard("x")
+    Rule("mul-one", is_op("multiply")(x, is_constant(all_equal(1))),
+         lambda m: m["x"] if same_type(m["x"], m.node) else None)
+
+A rule's function gets a ``MatchResult`` (``m["x"]`` is what ``x`` matched, ``m.node`` the
+matched root) and returns the replacement, or ``None`` to decline. Rules read checked
+types, so the input must be type-checked; replacements are typed incrementally (only
+the new nodes). ``rewrite`` applies the rules bottom-up over the whole graph and
+repeats until no rule fires; ``debug=True`` prints how often each rule fired.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..ir.expr import Call, Constant, Expr, Op, Tuple, TupleGetItem, Var
+from ..ir.functor import ExprMutator
+from ..typing.infer import infer_expr
+
+
+class MatchResult:
+    __slots__ = ("node", "bindings")
+
+    def __init__(self, node: Expr):
+        self.node = node
+        self.bindings: dict[str, Expr] = {}
+
+    def __getitem__(self, name: str) -> Expr:
+        return self.bindings[name]
+
+    def get(self, name: str, default=None):
+        return self.bindings.get(name, default)
+
+
+class Pattern:
+    name: str | None = None
+
+    def match(self, expr: Expr, m: MatchResult) -> bool:
+        if not self._match(expr, m):
+            return False
+        if self.name is not None:
+            bound = m.bindings.get(self.name)
+            if bound is not None and bound is not expr:
+                return False
+            m.bindings[self.name] = expr
+        return True
+
+    def _match(self, expr: Expr, m: MatchResult) -> bool:
+        raise NotImplementedError
+
+    def __or__(self, other: Pattern) -> Pattern:
+        return _Alt(self, other)
+
+
+class _Wildcard(Pattern):
+    def __init__(self, name=None):
+        self.name = name
+
+    def _match(self, expr, m):
+        return True
+
+
+class _Alt(Pattern):
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+    def _match(self, expr, m):
+        saved = dict(m.bindings)
+        if self.left.match(expr, m):
+            return True
+        m.bindings = saved
+        return self.right.match(expr, m)
+
+
+class _OpCall(Pattern):
+    def __init__(self, names, args, attrs, name):
+        self.names = names
+        self.args = args
+        self.attrs = attrs
+        self.name = name
+
+    def _match(self, expr, m):
+        if type(expr) is not Call or type(expr.op) is not Op or expr.op.name not in self.names:
+            return False
+        if self.attrs is not None and not self.attrs(expr.attrs):
+            return False
+        if self.args is None:
+            return True
+        if len(self.args) != len(expr.args):
+            return False
+        return all(p.match(a, m) for p, a in zip(self.args, expr.args))
+
+
+class _Const(Pattern):
+    def __init__(self, predicate, name):
+        self.predicate = predicate
+        self.name = name
+
+    def _match(self, expr, m):
+        return type(expr) is Constant and (self.predicate is None or self.predicate(expr.data))
+
+
+class _Kind(Pattern):
+    def __init__(self, cls, name):
+        self.cls = cls
+        self.name = name
+
+    def _match(self, expr, m):
+        return type(expr) is self.cls
+
+
+class _IsOpBuilder:
+    def __init__(self, names):
+        self.names = frozenset(names)
+
+    def __call__(self, *args: Pattern, attrs: Callable | None = None, name: str | None = None):
+        return _OpCall(self.names, args, attrs, name)
+
+    def any_args(self, attrs: Callable | None = None, name: str | None = None):
+        return _OpCall(self.names, None, attrs, name)
+
+
+def wildcard(name: str | None = None) -> Pattern:
+    return _Wildcard(name)
+
+
+def is_op(*names: str) -> _IsOpBuilder:
+    """``is_op("add", "subtract")(x, y)`` matches a call of either op."""
+    return _IsOpBuilder(names)
+
+
+def is_constant(predicate: Callable[[np.ndarray], bool] | None = None,
+                name: str | None = None) -> Pattern:
+    return _Const(predicate, name)
+
+
+def is_var(name: str | None = None) -> Pattern:
+    return _Kind(Var, name)
+
+
+def is_tuple(name: str | None = None) -> Pattern:
+    return _Kind(Tuple, name)
+
+
+def is_tuple_getitem(name: str | None = None) -> Pattern:
+    return _Kind(TupleGetItem, name)
+
+
+def all_equal(value) -> Callable[[np.ndarray], bool]:
+    return lambda data: data.size > 0 and bool(np.all(data == value))
+
+
+class Rule:
+    def __init__(self, name: str, pattern: Pattern, fn: Callable[[MatchResult], Expr | None]):
+        self.name = name
+        self.pattern = pattern
+        self.fn = fn
+
+    def apply(self, expr: Expr) -> Expr | None:
+        m = MatchResult(expr)
+        if not self.pattern.match(expr, m):
+            return None
+        return self.fn(m)
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name})"
+
+
+class _Rewriter(ExprMutator):
+    def __init__(self, rules: Sequence[Rule], fired: Counter, max_local: int = 64):
+        super().__init__()
+        self.rules = rules
+        self.fired = fired
+        self.max_local = max_local
+
+    def _rewrite(self, node: Expr) -> Expr:
+        for _ in range(self.max_local):
+            for rule in self.rules:
+                new = rule.apply(node)
+                if new is not None and new is not node:
+                    if not new.has_type:
+                        infer_expr(new, incremental=True)
+                    self.fired[rule.name] += 1
+                    node = new
+                    break
+            else:
+                return node
+        return node
+
+    def visit_call(self, call):
+        return self._rewrite(super().visit_call(call))
+
+    def visit_tuple(self, t):
+        return self._rewrite(super().visit_tuple(t))
+
+    def visit_tuple_getitem(self, t):
+        return self._rewrite(super().visit_tuple_getitem(t))
+
+
+def rewrite(expr: Expr, rules: Sequence[Rule], debug: bool = False,
+            max_rounds: int = 10, stats: Counter | None = None) -> Expr:
+    """Apply ``rules`` bottom-up until none fires (at most ``max_rounds`` sweeps)."""
+    fired = stats if stats is not None else Counter()
+    for _ in range(max_rounds):
+        before = sum(fired.values())
+        new = _Rewriter(rules, fired).visit(expr)
+        if new is not expr and not new.has_type:
+            infer_expr(new, incremental=True)
+        expr = new
+        if sum(fired.values()) == before:
+            break
+    if debug and fired:
+        print("rules fired: " + ", ".join(f"{k} x{v}" for k, v in sorted(fired.items())))
+    return expr
+
+
+def same_type(a: Expr, b: Expr) -> bool:
+    return a.checked_type == b.checked_type
