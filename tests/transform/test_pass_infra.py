@@ -105,9 +105,10 @@ def test_verify_after_each_pass_catches_broken_output():
         new["main"] = relay.Function(mod["main"].params, relay.add(mod["main"].body, y))
         return new
 
-    with PassContext(instruments=[VerifyAfterEachPass()]):
-        with pytest.raises(relay.WellFormedError, match="after pass Break"):
-            breaks(_mod())
+    with PassContext(instruments=[VerifyAfterEachPass()]), pytest.raises(
+        relay.WellFormedError, match="after pass Break"
+    ):
+        breaks(_mod())
 
 
 def test_bad_opt_level():

@@ -135,8 +135,8 @@ def test_constructor_argument_mismatch(list_mod):
 def test_references():
     x = relay.var("x", shape=(2,))
     r = relay.var("r")
-    body = relay.Let(r, relay.RefCreate(x),
-                     relay.Let(relay.var("u"), relay.RefWrite(r, relay.add(x, x)), relay.RefRead(r)))
+    write = relay.RefWrite(r, relay.add(x, x))
+    body = relay.Let(r, relay.RefCreate(x), relay.Let(relay.var("u"), write, relay.RefRead(r)))
     mod = infer(relay.IRModule.from_expr(relay.Function([x], body)))
     assert r.checked_type == RefType(TensorType((2,)))
     assert mod["main"].checked_type.ret_type == TensorType((2,))

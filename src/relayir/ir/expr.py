@@ -21,7 +21,7 @@ from ..errors import Error
 from .types import Node, TensorType, Type, check_dtype
 
 if TYPE_CHECKING:
-    from .adt import Constructor
+    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,9 @@ class Expr(Node):
 
     def __getitem__(self, index: int):
         if not isinstance(index, int):
-            raise Error(f"an expression can only be indexed by an int (tuple field), found {index!r}")
+            raise Error(
+                f"an expression can only be indexed by an int (tuple field), found {index!r}"
+            )
         return TupleGetItem(self, index)
 
     def __iter__(self):
@@ -203,7 +205,9 @@ class Call(Expr):
             object.__setattr__(self, "args", tuple(self.args))
         for i, a in enumerate(self.args):
             if not isinstance(a, Expr):
-                raise Error(f"argument {i} of {short_text(self.op)} is not a Relay expression: {a!r}")
+                raise Error(
+                    f"argument {i} of {short_text(self.op)} is not a Relay expression: {a!r}"
+                )
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

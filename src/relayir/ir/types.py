@@ -98,7 +98,7 @@ class SymbolicDim:
         return self.name
 
 
-Dim = Union[int, Any, SymbolicDim]
+Dim = Union[int, Any, SymbolicDim]  # noqa: UP007  (Any is our class)
 
 
 def normalize_dim(d: object) -> Dim:

@@ -125,7 +125,11 @@ _erf_scalar = np.frompyfunc(math.erf, 1, 1)
 
 
 def _erf(x):
-    return np.asarray(_erf_scalar(x)).astype(x.dtype)  # exact; math.erf per element
+    try:  # vectorised when scipy is around; math.erf per element (exact, slower) if not
+        from scipy.special import erf
+    except ImportError:
+        return np.asarray(_erf_scalar(x)).astype(x.dtype)
+    return np.asarray(erf(x)).astype(x.dtype)
 
 
 def _rsqrt(x):

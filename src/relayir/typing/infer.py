@@ -52,7 +52,8 @@ class TypeInferencer(ExprFunctor):
             self.global_types[gv] = _declared_type(fn) or IncompleteType()
         for gv, fn in self.mod.functions.items():
             ty = self.visit(fn)
-            self.solver.unify(self.global_types[gv], ty, lambda gv=gv: f"in the type of @{gv.name_hint}")
+            self.solver.unify(self.global_types[gv], ty,
+                              lambda gv=gv: f"in the type of @{gv.name_hint}")
         self.finish()
 
     def finish(self) -> None:
@@ -170,7 +171,8 @@ class TypeInferencer(ExprFunctor):
         resolved = self.solver.find(value_type)
         if isinstance(resolved, TupleType):  # the common case, no relation needed
             return project([resolved])
-        self.solver.add_relation(Relation(project, [value_type], out, lambda: f"in {short_text(t)}"))
+        where = lambda: f"in {short_text(t)}"  # noqa: E731
+        self.solver.add_relation(Relation(project, [value_type], out, where))
         return out
 
     def visit_let(self, let):
