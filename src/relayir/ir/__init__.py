@@ -42,7 +42,7 @@ from .expr import (
 )
 from .functor import ExprFunctor, ExprMutator, ExprVisitor, post_order
 from .module import IRModule
-from .structural import structural_equal, structural_hash, assert_structural_equal
+from .structural import assert_structural_equal, structural_equal, structural_hash
 from .types import (
     DTYPES,
     Any,

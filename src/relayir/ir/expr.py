@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import Error
-from .types import Node, TensorType, Type, check_dtype
+from .types import DTYPES, Node, TensorType, Type, check_dtype
 
 if TYPE_CHECKING:
     pass
@@ -152,13 +152,17 @@ class GlobalVar(Expr):
         return Call(self, tuple(as_expr(a) for a in args))
 
 
+_NUMPY_DTYPES = frozenset(np.dtype(d) for d in DTYPES)
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Constant(Expr):
     data: np.ndarray
 
     def __post_init__(self) -> None:
         data = np.asarray(self.data)
-        check_dtype(data.dtype.name, "constant")
+        if data.dtype not in _NUMPY_DTYPES:  # np.dtype.name is slow; this is a set lookup
+            check_dtype(data.dtype.name, "constant")
         if data.flags.writeable:
             data = data.copy()
             data.flags.writeable = False
@@ -203,6 +207,8 @@ class Call(Expr):
     def __post_init__(self) -> None:
         if not isinstance(self.args, tuple):
             object.__setattr__(self, "args", tuple(self.args))
+        if self.attrs is None and type(self.op) is Op and self.op.attrs_type is not None:
+            object.__setattr__(self, "attrs", self.op.attrs_type())  # the op's defaults
         for i, a in enumerate(self.args):
             if not isinstance(a, Expr):
                 raise Error(

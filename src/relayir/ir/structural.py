@@ -223,10 +223,11 @@ class _Equal:
             tb = {gv.name_hint: d for gv, d in b.type_definitions.items()}
             if set(ta) != set(tb):
                 raise _Unequal(a, b, f"different types: {sorted(ta)} vs {sorted(tb)}")
-            for name in sorted(fa):
-                self.push(fa[name], fb[name])
+            # each global binds its own variables: compare each pair with a fresh mapping
             for name in sorted(ta):
-                self.push(ta[name], tb[name])
+                _Equal(self.map_free_vars).run(ta[name], tb[name])
+            for name in sorted(fa):
+                _Equal(self.map_free_vars).run(fa[name], fb[name])
         else:
             raise _Unequal(a, b, f"cannot compare {t.__name__}")
 

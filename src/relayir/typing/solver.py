@@ -100,6 +100,10 @@ class TypeSolver:
 
     def _unify(self, a: Type, b: Type) -> Type:
         a, b = self.find(a), self.find(b)
+        if type(a) is GlobalTypeVar:  # a bare ADT name is the ADT applied to no arguments
+            a = TypeCall(a, ())
+        if type(b) is GlobalTypeVar:
+            b = TypeCall(b, ())
         if a is b:
             return a
         if type(a) is IncompleteType:

@@ -1,0 +1,112 @@
+"""Tokens of the Relay text format.
+
+One compiled regular expression matches each token together with the whitespace and
+comments before it, and ``re.split`` runs it over the whole text in C: a 100,000-line
+program is never walked character by character, nor even token by token, in Python.
+Kinds are read off each token's text with dictionary lookups (also run by ``map`` in
+C), and offsets are a running sum of the split pieces' lengths. Tokens live in three
+parallel lists (kind, text, offset) because the parser reads them by index millions of
+times; line and column are computed only when a node needs a span or an error a place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_right
+from itertools import accumulate
+from operator import itemgetter
+
+from ..errors import ParseError
+
+_SKIP = r"(?:\s+|//[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/)*+"  # possessive: no re-splitting
+_TOKEN = "|".join([  # most frequent first; the kind is read off the text afterwards
+    r"%[A-Za-z0-9_]+",
+    r'%"(?:[^"\\\n]|\\.)*"',  # a quoted name: %"conv1.weight"
+    r"[()\[\]{},;:.?]",
+    r"=>?",
+    r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*",
+    r"->",
+    r"(?<=\.)\d+",  # right after a dot, a tuple index: ``%t.1.0`` is not the float ``1.0``
+    r"-?(?:\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:[A-Za-z_][A-Za-z0-9_]*)?|inf\b|nan\b)",
+    r"@[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*",
+    r'"(?:[^"\\\n]|\\.)*"',
+    r'\#\[version\s*=\s*"[^"\n]*"\]',
+    r"\S",  # anything else is an error, reported with its place
+])
+# split() with two groups yields ["", skipped, token, "", skipped, token, ..., rest]: a
+# flat list of strings, so offsets are a running sum of lengths, all done in C
+_REGEX = re.compile(f"({_SKIP})({_TOKEN})", re.DOTALL)
+_METADATA = re.compile(r"^#\[metadata\][ \t]*$", re.MULTILINE)
+
+EOF = "EOF"
+_EXACT = {c: c for c in "()[]{},;:=.?"}
+_EXACT.update({"->": "ARROW", "=>": "FATARROW", "inf": "NUMBER", "nan": "NUMBER",
+               "-inf": "NUMBER", "-nan": "NUMBER"})
+_EXACT.update({c: "ERR" for c in "\"#%@-"})  # a lone start of a longer token
+_FIRST = {c: "IDENT" for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"}
+_FIRST.update({c: "NUMBER" for c in "0123456789-"})
+_FIRST.update({"%": "LOCAL", "@": "GLOBAL", '"': "STRING", "#": "VERSION"})
+
+
+def local_name(token: str) -> str:
+    """The name hint of a ``%name`` or ``%"quoted.name"`` token."""
+    if token.startswith('%"'):
+        return json.loads(token[1:])
+    return token[1:]
+
+
+class Tokens:
+    """The token lists of one text, plus offset → (line, column) conversion.
+
+    ``vals`` keep their sigils (``%x``, ``@f``): ``%0`` and ``%x`` are both ``LOCAL``
+    and the parser tells a numbered binding from a variable by its digits.
+    """
+
+    def __init__(self, text: str, source_name: str = "", end: int | None = None):
+        self.text = text
+        self.source_name = source_name
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        end = len(text) if end is None else end
+        parts = _REGEX.split(text[:end])
+        vals = parts[2::3]
+        starts = list(accumulate(map(len, parts)))[1::3]
+        # kind = _EXACT[text], else _FIRST[first character]; map() keeps the loop in C
+        kinds = list(map(_EXACT.get, vals, map(_FIRST.get, map(itemgetter(0), vals))))
+        for bad in ("ERR", None):
+            if bad in kinds:
+                self._bad_char(starts[kinds.index(bad)])
+        kinds.append(EOF)
+        vals.append("")
+        starts.append(end)
+        self.kinds, self.vals, self.starts = kinds, vals, starts
+
+    def location(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of a character offset."""
+        line = bisect_right(self.line_starts, offset)
+        return line, offset - self.line_starts[line - 1] + 1
+
+    def error(self, message: str, offset: int) -> ParseError:
+        line, col = self.location(offset)
+        return ParseError(message, line, col, self.source_name)
+
+    def _bad_char(self, offset: int) -> None:
+        rest = self.text[offset:offset + 2]
+        if rest == "/*":
+            raise self.error("unterminated comment: expected '*/'", offset)
+        if rest[:1] == '"':
+            raise self.error("unterminated string: expected '\"' before the end of the line",
+                             offset)
+        raise self.error(f"unexpected character {rest[:1]!r}", offset)
+
+
+def split_metadata(text: str) -> tuple[int, int]:
+    """Offsets of the end of the program and of the start of the metadata JSON.
+
+    The metadata section is the last line reading exactly ``#[metadata]``; strings
+    cannot span lines, so such a line is never part of the program text.
+    """
+    matches = list(_METADATA.finditer(text))
+    if not matches:
+        return len(text), len(text)
+    return matches[-1].start(), matches[-1].end()
