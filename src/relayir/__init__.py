@@ -19,7 +19,10 @@ from .executor import create_executor
 from .ir import *  # noqa: F403
 from .ir.parser import parse, parse_expr
 from .ir.printer import astext
-from .op import nn, reduce as _reduce, tensor as _tensor, transform as _transform_ops
+from .op import nn
+from .op import reduce as _reduce
+from .op import tensor as _tensor
+from .op import transform as _transform_ops
 from .op.reduce import *  # noqa: F403
 from .op.registry import get_op
 from .op.tensor import *  # noqa: F403

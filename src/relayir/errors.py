@@ -27,6 +27,11 @@ class TypeInferenceError(Error):
     """A program is not well typed: an operator's type relation or a unification failed."""
 
 
+class TypeNotInferredError(Error, AttributeError):
+    """``expr.checked_type`` before type inference; also an AttributeError so that
+    ``hasattr(expr, "checked_type")`` answers False, as in TVM."""
+
+
 class WellFormedError(Error):
     """A variable is bound twice or used where it is not bound."""
 

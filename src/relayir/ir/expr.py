@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import Error
+from ..errors import Error, TypeNotInferredError
 from .types import DTYPES, Node, TensorType, Type, check_dtype
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class Expr(Node):
         try:
             return self._checked_type
         except AttributeError:
-            raise Error(
+            raise TypeNotInferredError(
                 f"the type of {short_text(self)} is not known yet: run relayir.transform.InferType"
             ) from None
 

@@ -1,6 +1,6 @@
 """Operators. Importing this package registers every op family."""
 
-from . import nn, reduce, tensor, transform  # noqa: F401  (registration side effects)
+from . import layout, nn, reduce, tensor, transform  # noqa: F401  (registration side effects)
 from .registry import (
     Attrs,
     OpPattern,
@@ -13,4 +13,4 @@ from .registry import (
 )
 
 __all__ = ["Attrs", "OpPattern", "OpTable", "call", "get_op", "has_op", "list_ops",
-           "register_op", "nn", "reduce", "tensor", "transform"]
+           "register_op", "layout", "nn", "reduce", "tensor", "transform"]

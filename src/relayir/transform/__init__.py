@@ -2,6 +2,7 @@
 
 from ..typing.infer import infer_expr as infer_type
 from .bind import bind, bind_params
+from .instrument import PassTimingInstrument, PrintIRAfter, VerifyAfterEachPass
 from .pass_infra import (
     FunctionPass,
     ModulePass,
@@ -14,7 +15,6 @@ from .pass_infra import (
     module_pass,
     register_pass,
 )
-from .instrument import PassTimingInstrument, PrintIRAfter, VerifyAfterEachPass
 from .type_check import InferType
 
 __all__ = [

@@ -11,6 +11,12 @@ matched root) and returns the replacement, or ``None`` to decline. Rules read ch
 types, so the input must be type-checked; replacements are typed incrementally (only
 the new nodes). ``rewrite`` applies the rules bottom-up over the whole graph and
 repeats until no rule fires; ``debug=True`` prints how often each rule fired.
+
+A rule must keep the type of the node it replaces (a parent's type was computed from
+it): ``rewrite`` checks this and raises naming the rule. Because of that contract, a
+parent rebuilt around replaced children keeps its old type without re-inference, so
+rules can read ``m.node.checked_type`` anywhere. Rules are looked up by the called op's
+name, so a rule set costs a node only the rules that can match it.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..ir.expr import Call, Constant, Expr, Op, Tuple, TupleGetItem, Var
+from ..errors import Error
+from ..ir.expr import Call, Constant, Expr, Let, Op, Tuple, TupleGetItem, Var, short_text
 from ..ir.functor import ExprMutator
 from ..typing.infer import infer_expr
 
@@ -173,20 +180,56 @@ class Rule:
         return f"Rule({self.name})"
 
 
+def _root_ops(p: Pattern) -> frozenset | None:
+    """The op names a pattern's root can match, or None when it is not op-specific."""
+    if isinstance(p, _OpCall):
+        return p.names
+    if isinstance(p, _Alt):
+        left, right = _root_ops(p.left), _root_ops(p.right)
+        return None if left is None or right is None else left | right
+    return None
+
+
+class _RuleIndex:
+    """Rules by the op name of the node they could match, in the order they were given."""
+
+    def __init__(self, rules: Sequence[Rule]):
+        self.rules = list(rules)
+        self.roots = [_root_ops(r.pattern) for r in self.rules]
+        self.generic = [r for r, ops in zip(self.rules, self.roots) if ops is None]
+        self.by_op: dict[str, list[Rule]] = {}
+
+    def candidates(self, node: Expr) -> list[Rule]:
+        if type(node) is not Call or type(node.op) is not Op:
+            return self.generic
+        name = node.op.name
+        found = self.by_op.get(name)
+        if found is None:
+            found = self.by_op[name] = [
+                r for r, ops in zip(self.rules, self.roots) if ops is None or name in ops]
+        return found
+
+
 class _Rewriter(ExprMutator):
-    def __init__(self, rules: Sequence[Rule], fired: Counter, max_local: int = 64):
+    def __init__(self, rules: Sequence[Rule] | _RuleIndex, fired: Counter, max_local: int = 64):
         super().__init__()
-        self.rules = rules
+        self.index = rules if isinstance(rules, _RuleIndex) else _RuleIndex(rules)
+        self.rules = self.index.rules
         self.fired = fired
         self.max_local = max_local
 
     def _rewrite(self, node: Expr) -> Expr:
         for _ in range(self.max_local):
-            for rule in self.rules:
+            for rule in self.index.candidates(node):
                 new = rule.apply(node)
                 if new is not None and new is not node:
                     if not new.has_type:
                         infer_expr(new, incremental=True)
+                    if node.has_type and new.checked_type != node.checked_type:
+                        raise Error(
+                            f"rewrite rule {rule.name} changed the type of {short_text(node)} "
+                            f"from {node.checked_type} to {new.checked_type}"
+                        )
                     self.fired[rule.name] += 1
                     node = new
                     break
@@ -194,23 +237,62 @@ class _Rewriter(ExprMutator):
                 return node
         return node
 
+    @staticmethod
+    def _keep_type(old: Expr, new: Expr) -> Expr:
+        # rules keep types, so a node rebuilt around rewritten children keeps its type
+        if new is not old and not new.has_type and old.has_type:
+            new.set_checked_type(old.checked_type)
+        return new
+
     def visit_call(self, call):
-        return self._rewrite(super().visit_call(call))
+        return self._rewrite(self._keep_type(call, super().visit_call(call)))
 
     def visit_tuple(self, t):
-        return self._rewrite(super().visit_tuple(t))
+        return self._rewrite(self._keep_type(t, super().visit_tuple(t)))
 
     def visit_tuple_getitem(self, t):
-        return self._rewrite(super().visit_tuple_getitem(t))
+        return self._rewrite(self._keep_type(t, super().visit_tuple_getitem(t)))
+
+    def visit_let(self, let):
+        result = super().visit_let(let)
+        e = let
+        while type(e) is Let:
+            new = self.memo.get(e)
+            if new is None:
+                break
+            self._keep_type(e, new)
+            e = e.body
+        return result
+
+    def visit_if(self, e):
+        return self._keep_type(e, super().visit_if(e))
+
+    def visit_function(self, fn):
+        return self._keep_type(fn, super().visit_function(fn))
+
+    def visit_match(self, m):
+        return self._keep_type(m, super().visit_match(m))
+
+    def visit_ref_create(self, r):
+        return self._keep_type(r, super().visit_ref_create(r))
+
+    def visit_ref_read(self, r):
+        return self._keep_type(r, super().visit_ref_read(r))
+
+    def visit_ref_write(self, r):
+        return self._keep_type(r, super().visit_ref_write(r))
 
 
 def rewrite(expr: Expr, rules: Sequence[Rule], debug: bool = False,
             max_rounds: int = 10, stats: Counter | None = None) -> Expr:
     """Apply ``rules`` bottom-up until none fires (at most ``max_rounds`` sweeps)."""
     fired = stats if stats is not None else Counter()
+    if not expr.has_type:
+        infer_expr(expr, incremental=True)
+    index = _RuleIndex(rules)
     for _ in range(max_rounds):
         before = sum(fired.values())
-        new = _Rewriter(rules, fired).visit(expr)
+        new = _Rewriter(index, fired).visit(expr)
         if new is not expr and not new.has_type:
             infer_expr(new, incremental=True)
         expr = new
@@ -223,3 +305,30 @@ def rewrite(expr: Expr, rules: Sequence[Rule], debug: bool = False,
 
 def same_type(a: Expr, b: Expr) -> bool:
     return a.checked_type == b.checked_type
+
+
+def typed_module(mod):
+    """``mod`` if every global function carries its checked type, else a type-checked copy.
+
+    Nodes are immutable, so a typed function's whole body is typed: checking the roots
+    is enough, and a pipeline of type-keeping passes never re-infers the module.
+    """
+    from ..typing.infer import infer_module
+
+    if all(fn.has_type for fn in mod.functions.values()):
+        return mod
+    return infer_module(mod.copy())
+
+
+def rewrite_module(mod, rules: Sequence[Rule], name: str = "rewrite", debug: bool = False):
+    """``rewrite`` every non-primitive global function of (a typed) ``mod``: a new module.
+
+    With ``debug`` one line says how often each rule fired in the whole module."""
+    mod = typed_module(mod)
+    fired: Counter = Counter()
+    functions = {gv: fn if fn.is_primitive else rewrite(fn, rules, stats=fired)
+                 for gv, fn in mod.functions.items()}
+    if debug:
+        shown = ", ".join(f"{k} x{v}" for k, v in sorted(fired.items())) or "none"
+        print(f"{name}: rules fired: {shown}")
+    return mod.with_functions(functions)
