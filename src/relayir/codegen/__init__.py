@@ -1,0 +1,38 @@
+"""C code generation: render loop IR to C, compile it, load it.
+
+Three pure steps, one module each: the C printer (loop IR → C string, no I/O),
+:mod:`.compiler` (C string → cached shared object, one subprocess) and
+:mod:`.loader` (shared object → callable kernels, ctypes). Nothing here runs a
+compiler at import time; the compiler is found on first use.
+"""
+
+from .cache import cache_dir, cache_enabled, clear_cache
+from .compiler import (
+    CompileError,
+    Compiler,
+    CompilerNotFoundError,
+    CompilerWarning,
+    compile_source,
+    default_flags,
+    find_compiler,
+)
+from .loader import BoundCall, KernelError, KernelFunction, Library, LoadError, load_library
+
+__all__ = [
+    "BoundCall",
+    "CompileError",
+    "Compiler",
+    "CompilerNotFoundError",
+    "CompilerWarning",
+    "KernelError",
+    "KernelFunction",
+    "Library",
+    "LoadError",
+    "cache_dir",
+    "cache_enabled",
+    "clear_cache",
+    "compile_source",
+    "default_flags",
+    "find_compiler",
+    "load_library",
+]
