@@ -35,12 +35,16 @@ def _round_trip_every_typed_module(monkeypatch):
     monkeypatch.setattr(TypeInferencer, "infer_module", checked)
 
 
-def _small(mod, limit=5000):
+def _small(mod, limit=5000, byte_limit=1 << 20):
+    """Round-trip only modules that print quickly: few nodes and little constant data."""
+    from relayir.ir.expr import Constant
     from relayir.ir.functor import post_order
 
-    n = 0
+    n = nbytes = 0
     for fn in mod.functions.values():
-        n += len(post_order(fn))
-        if n > limit:
+        nodes = post_order(fn)
+        n += len(nodes)
+        nbytes += sum(c.data.nbytes for c in nodes if type(c) is Constant)
+        if n > limit or nbytes > byte_limit:
             return False
     return True

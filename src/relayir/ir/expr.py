@@ -293,7 +293,7 @@ class Function(Expr):
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", tuple(self.params))
         object.__setattr__(self, "type_params", tuple(self.type_params))
-        if not isinstance(self.attrs, _FrozenAttrs):
+        if type(self.attrs) is not _FrozenAttrs:  # isinstance on a Mapping ABC is slow
             object.__setattr__(self, "attrs", _FrozenAttrs(self.attrs))
         for p in self.params:
             if not isinstance(p, Var):
