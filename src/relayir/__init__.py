@@ -29,4 +29,7 @@ from .op.tensor import *  # noqa: F403
 from .op.transform import *  # noqa: F403
 from .prelude import Prelude
 
+from .backend import build
+from .runtime import graph_executor
+
 __version__ = "0.1.0"

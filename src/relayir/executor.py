@@ -35,8 +35,8 @@ def check_tensor_arg(name: str, ty, value) -> np.ndarray:
 class DebugExecutor:
     """Runs ``@main`` (or any expression) through the reference interpreter."""
 
-    def __init__(self, mod: IRModule):
-        self.mod = infer_module(mod.copy())
+    def __init__(self, mod: IRModule, target: str = "numpy", device=None):
+        self.mod = infer_module(mod.copy())  # the interpreter runs numpy references anyway
         self.interpreter = Interpreter(self.mod)
 
     def evaluate(self, expr: Expr | None = None):
@@ -70,7 +70,7 @@ class DebugExecutor:
         return run
 
 
-_EXECUTORS = {"debug": DebugExecutor}
+_EXECUTORS: dict = {"debug": DebugExecutor}
 
 
 def register_executor(kind: str, cls) -> None:
@@ -93,4 +93,13 @@ def create_executor(kind: str = "debug", mod: IRModule | None = None, device=Non
         from .transform.bind import bind_params
 
         mod = bind_params(mod, {k: const(np.asarray(v)) for k, v in params.items()})
-    return cls(mod)
+    return cls(mod, target=target, device=device)
+
+
+def _register_builtin_executors() -> None:
+    from .runtime.graph_executor import GraphExecutor  # imports only numpy
+
+    register_executor("graph", GraphExecutor)
+
+
+_register_builtin_executors()

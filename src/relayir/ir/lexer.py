@@ -37,6 +37,7 @@ _TOKEN = "|".join([  # most frequent first; the kind is read off the text afterw
 # split() with two groups yields ["", skipped, token, "", skipped, token, ..., rest]: a
 # flat list of strings, so offsets are a running sum of lengths, all done in C
 _REGEX = re.compile(f"({_SKIP})({_TOKEN})", re.DOTALL)
+_TRAILING = re.compile(f"{_SKIP}\\Z", re.DOTALL)  # whitespace and comments after the last token
 _METADATA = re.compile(r"^#\[metadata\][ \t]*$", re.MULTILINE)
 
 EOF = "EOF"
@@ -47,6 +48,16 @@ _EXACT.update({c: "ERR" for c in "\"#%@-"})  # a lone start of a longer token
 _FIRST = {c: "IDENT" for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"}
 _FIRST.update({c: "NUMBER" for c in "0123456789-"})
 _FIRST.update({"%": "LOCAL", "@": "GLOBAL", '"': "STRING", "#": "VERSION"})
+
+
+def _trailing_start(text: str, end: int) -> int:
+    """Where the whitespace and comments after the last token begin (searching only the
+    tail unless a comment runs past it)."""
+    start = max(0, end - 65536)
+    m = _TRAILING.search(text, start, end)
+    if m is not None and m.start() == start and start > 0:
+        m = _TRAILING.search(text, 0, end)
+    return m.start() if m is not None else end
 
 
 def local_name(token: str) -> str:
@@ -68,7 +79,8 @@ class Tokens:
         self.source_name = source_name
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         end = len(text) if end is None else end
-        parts = _REGEX.split(text[:end])
+        last = _trailing_start(text, end)
+        parts = _REGEX.split(text[:last])
         vals = parts[2::3]
         starts = list(accumulate(map(len, parts)))[1::3]
         # kind = _EXACT[text], else _FIRST[first character]; map() keeps the loop in C
