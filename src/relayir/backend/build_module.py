@@ -1,0 +1,235 @@
+"""``relayir.build``: optimise a module, turn ``@main`` into a graph and its kernels.
+
+The steps, under the current ``PassContext``:
+
+1. bind ``params`` (weights become constants; their shapes and dtypes are checked);
+2. ``optimize``: the passes of ``PIPELINE`` in order, each run when the context's opt
+   level reaches the level the pass declares (``FuseOps`` always runs);
+3. graph codegen: ``@main`` → TVM's graph JSON with its memory plan, the params and one
+   primitive function per distinct kernel (``graph_codegen``);
+4. lowering: the target's lowering turns the primitive functions into a kernel library
+   (``numpy``: the ops' numpy references; ``cpu``: generated C, once registered).
+
+Targets: ``"numpy"``, and ``"cpu"`` with its TVM-style aliases ``"llvm"``,
+``"llvm -mcpu=..."`` and ``"c"``. A target's lowering is registered with
+``register_lowering(kind, fn)``; ``fn(functions, target) -> KernelLibrary`` gets the
+``(kernel name, primitive function)`` pairs of the whole module at once, so a C
+backend can compile all kernels in one translation unit.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import Error
+from ..ir.expr import Function, const
+from ..ir.functor import post_order
+from ..ir.module import IRModule
+from ..ir.types import TensorType
+from ..runtime.module import GraphExecutorFactoryModule
+from ..transform.bind import bind_params
+from ..transform.pass_infra import Pass, PassContext, Sequential, get_pass
+from ..typing.infer import infer_module
+from .graph_codegen import check_static, graph_codegen
+from .kernels import KernelLibrary, lower_numpy
+
+# The optimisation pipeline, in order: (pass name, modules of relayir.transform that may
+# define it). Each pass declares its own opt level (SimplifyInference, SimplifyExpr and
+# FuseOps 0; FoldConstant 2; FoldScaleAxis, CanonicalizeOps, EliminateCommonSubexpr 3;
+# DeadCodeElimination 1); a pass whose module does not exist yet is skipped.
+# FoldConstant runs again after the passes that leave constant subexpressions behind
+# (scaled weights, expanded biases).
+PIPELINE: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("SimplifyInference", ("simplify_inference",)),
+    ("FoldConstant", ("fold_constant",)),
+    ("SimplifyExpr", ("simplify_expr",)),
+    ("FoldScaleAxis", ("fold_scale_axis",)),
+    ("FoldConstant", ("fold_constant",)),
+    ("CanonicalizeOps", ("canonicalize_ops",)),
+    ("FoldConstant", ("fold_constant",)),
+    ("EliminateCommonSubexpr", ("eliminate_common_subexpr", "cse")),
+    ("DeadCodeElimination", ("dead_code_elimination", "dead_code", "dce")),
+    ("FuseOps", ("fuse_ops",)),
+)
+REQUIRED_PASSES = frozenset({"FuseOps"})
+
+
+class BuildError(Error):
+    """``build`` cannot compile this module for this target."""
+
+
+# ---------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed target string: ``kind`` is ``"numpy"`` or ``"cpu"``; ``options`` are the
+    ``-key=value`` flags of an ``"llvm ..."`` string."""
+
+    kind: str
+    options: tuple[str, ...] = ()
+    text: str = ""
+
+    @staticmethod
+    def parse(target) -> Target:
+        if isinstance(target, Target):
+            return target
+        if target is None:
+            return Target("numpy", (), "numpy")
+        if not isinstance(target, str):
+            raise BuildError(f"a target is a string such as 'numpy' or 'cpu', found {target!r}")
+        words = target.split()
+        head = words[0] if words else ""
+        kind = {"numpy": "numpy", "cpu": "cpu", "llvm": "cpu", "c": "cpu"}.get(head)
+        if kind is None:
+            raise BuildError(
+                f"unknown target {target!r}; expected 'numpy', 'cpu' or an 'llvm ...' string")
+        return Target(kind, tuple(words[1:]), target)
+
+    def __str__(self) -> str:
+        return self.text or self.kind
+
+
+_LOWERINGS: dict[str, Callable] = {"numpy": lambda functions, target: lower_numpy(
+    functions, str(target))}
+
+
+def register_lowering(kind: str, lower: Callable[[list, Target], KernelLibrary]) -> None:
+    """Make ``build(target=kind)`` lower primitive functions with ``lower``."""
+    _LOWERINGS[kind] = lower
+
+
+def get_lowering(target: Target) -> Callable:
+    lower = _LOWERINGS.get(target.kind)
+    if lower is None and target.kind == "cpu":
+        try:  # the C backend registers its lowering when imported
+            importlib.import_module("relayir.codegen")
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("relayir.codegen",):
+                raise
+        lower = _LOWERINGS.get(target.kind)
+        if lower is None:
+            raise BuildError(
+                f"target {str(target)!r}: the cpu target (tensor expressions → C) is not built "
+                f"yet in this relayir; build with target=\"numpy\" to run the model with the "
+                f"numpy reference kernels (no C compiler needed)")
+    if lower is None:
+        raise BuildError(f"no lowering is registered for target kind {target.kind!r}")
+    return lower
+
+
+# ---------------------------------------------------------------- optimisation
+
+
+def _find_pass(name: str, modules: tuple[str, ...]) -> Pass | None:
+    try:
+        return get_pass(name)
+    except Error:
+        pass
+    for m in modules:
+        full = f"relayir.transform.{m}"
+        try:
+            importlib.import_module(full)
+        except ModuleNotFoundError as exc:
+            if exc.name != full:
+                raise
+            continue
+        try:
+            return get_pass(name)
+        except Error:
+            module = importlib.import_module(full)
+            factory = getattr(module, name, None)
+            if factory is not None:
+                return factory()
+    return None
+
+
+def pipeline_passes() -> tuple[list[Pass], list[str]]:
+    """``(passes, missing)``: the pipeline's passes that exist, and the names that don't."""
+    passes, missing = [], []
+    for name, modules in PIPELINE:
+        p = _find_pass(name, modules)
+        if p is None:
+            if name in REQUIRED_PASSES:
+                raise BuildError(f"build needs the {name} pass, which relayir.transform lacks")
+            missing.append(name)
+        else:
+            passes.append(p)
+    return passes, missing
+
+
+def optimize(mod: IRModule, target: str | Target = "numpy") -> IRModule:
+    """Run ``PIPELINE`` under the current ``PassContext``; the result is fused and typed."""
+    passes, _ = pipeline_passes()
+    ctx = PassContext.current()
+    if "FuseOps" in ctx.disabled_pass:  # graph codegen wraps each op call by itself
+        passes = [p for p in passes if p.info.name != "FuseOps"]
+    mod = Sequential(passes, name="relayir.build")(mod)
+    if not _typed(mod["main"]):
+        mod = mod.copy()
+        infer_module(mod)
+    return mod
+
+
+def _typed(fn: Function) -> bool:
+    return all(n.has_type for n in post_order(fn))
+
+
+# ---------------------------------------------------------------- build
+
+
+def _bind(mod: IRModule, params: dict) -> IRModule:
+    main = mod["main"]
+    by_name = {p.name_hint: p for p in main.params}
+    bound = {}
+    for name, value in params.items():
+        if hasattr(value, "numpy") and not isinstance(value, np.ndarray):  # torch tensors
+            value = value.detach().cpu().numpy() if hasattr(value, "detach") else value.numpy()
+        value = np.asarray(value)
+        p = by_name.get(name)
+        ann = p.type_annotation if p is not None else None
+        if isinstance(ann, TensorType) and (value.dtype.name != ann.dtype or not _fits(
+                value.shape, ann.shape)):
+            raise BuildError(
+                f"param {name}: @main declares {ann}, found shape {value.shape} dtype "
+                f"{value.dtype.name}")
+        bound[name] = const(value)
+    return bind_params(mod, bound)
+
+
+def _fits(shape: tuple, declared: tuple) -> bool:
+    return len(shape) == len(declared) and all(
+        not isinstance(d, int) or d == s for s, d in zip(shape, declared))
+
+
+def build(mod: IRModule | Function, target="numpy", params: dict | None = None,
+          executor: str = "graph", mod_name: str = "default") -> GraphExecutorFactoryModule:
+    """Relay's ``relay.build``: compile ``mod["main"]`` for the graph executor."""
+    if isinstance(mod, Function):
+        mod = IRModule.from_expr(mod)
+    if not isinstance(mod, IRModule):
+        raise BuildError(f"build takes an IRModule or a Function, found {type(mod).__name__}")
+    if executor != "graph":
+        raise BuildError(f"build makes modules for the graph executor; executor={executor!r} "
+                         f"is built with relayir.vm.compile (vm) or its own entry point")
+    tgt = Target.parse(target)
+    lower = get_lowering(tgt)  # fail before any work when the target cannot be built
+    if params:
+        mod = _bind(mod, params)
+    typed = mod.copy()
+    infer_module(typed)
+    for p in typed["main"].params:
+        check_static(p.checked_type, f"input %{p.name_hint}")
+    fused = optimize(typed, tgt)
+    graph, consts, functions = graph_codegen(fused["main"])
+    lib = lower(functions, tgt)
+    return GraphExecutorFactoryModule(json.dumps(graph), lib, consts, str(tgt), mod_name, fused)
+
+
+__all__ = ["PIPELINE", "BuildError", "Target", "build", "get_lowering", "optimize",
+           "pipeline_passes", "register_lowering"]

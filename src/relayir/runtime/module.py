@@ -1,0 +1,191 @@
+"""Built modules: what ``relayir.build`` returns, and saving/loading them as one file.
+
+A ``GraphExecutorFactoryModule`` holds the three parts of a compiled model: the graph
+JSON (schedule and memory plan), the kernel library and the params (the constants
+the graph reads). ``export_library(path)`` writes them into one zip archive, without
+pickle:
+
+- ``meta.json``: ``{"format": "relayir.graph_module", "format_version": 1, "target",
+  "mod_name", "relayir_version", "library": {"kind", "kernels": [...]}}``. The kernel
+  table has one entry per kernel (name, input and output types); a numpy kernel also
+  holds its primitive function as Relay text, rebuilt on load;
+- ``graph.json``: TVM's graph JSON;
+- ``params.npz``: the params, read back with ``allow_pickle=False``;
+- the library's own files (``lib.so`` for the C target).
+
+``load_module(path)`` reads it back (checking the format and its version) into a
+factory module, which ``relayir.graph_executor.GraphModule`` runs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+from ..errors import Error
+
+FORMAT = "relayir.graph_module"
+FORMAT_VERSION = 1
+
+
+class ModuleFormatError(Error):
+    """A file is not a relayir module archive, or one written by an unknown version."""
+
+
+class GraphExecutorFactoryModule:
+    """What ``build`` returns (Relay's ``GraphExecutorFactoryModule``)."""
+
+    def __init__(self, graph_json: str, lib, params: dict[str, np.ndarray], target: str,
+                 mod_name: str = "default", ir_mod=None):
+        self.graph_json = graph_json
+        self.lib = lib
+        self.params = dict(params)
+        self.target = target
+        self.mod_name = mod_name
+        self.ir_mod = ir_mod  # the optimised, fused module (not saved by export_library)
+        self._graph: dict | None = None
+
+    @property
+    def graph(self) -> dict:
+        if self._graph is None:
+            self._graph = json.loads(self.graph_json)
+        return self._graph
+
+    def get_graph_json(self) -> str:
+        return self.graph_json
+
+    get_executor_config = get_graph_json
+
+    def get_lib(self):
+        return self.lib
+
+    def get_params(self) -> dict[str, np.ndarray]:
+        return dict(self.params)
+
+    @property
+    def memory_plan(self):
+        """The memory plan's report (planned vs one-buffer-per-tensor bytes)."""
+        from ..backend.memory_plan import MemoryPlan
+
+        return MemoryPlan.from_graph(self.graph)
+
+    def __getitem__(self, key: str):
+        """``lib["default"](dev)`` as in TVM: a function of the device giving a GraphModule."""
+        if key != self.mod_name:
+            raise Error(f"this module is named {self.mod_name!r}, not {key!r}")
+
+        def create(device=None):
+            from .graph_executor import GraphModule
+
+            return GraphModule(self)
+
+        return create
+
+    def export_library(self, path: str | os.PathLike) -> None:
+        export_library(self, path)
+
+    def __repr__(self) -> str:
+        n = sum(1 for node in self.graph["nodes"] if node["op"] != "null")
+        return (f"<GraphExecutorFactoryModule {self.mod_name}: target {self.target}, "
+                f"{n} kernel calls, {len(self.lib)} kernels, {len(self.params)} params>")
+
+
+def _npz_bytes(params: dict[str, np.ndarray]) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **{k: np.ascontiguousarray(v) for k, v in params.items()})
+    return buf.getvalue()
+
+
+def save_params(params: dict[str, np.ndarray]) -> bytes:
+    """Params as ``.npz`` bytes (Relay's ``save_param_dict``); ``load_params`` reads them."""
+    return _npz_bytes(params)
+
+
+def load_params(data: bytes | str | os.PathLike) -> dict[str, np.ndarray]:
+    """Params from ``.npz`` bytes or a path, never unpickling anything."""
+    src = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
+    try:
+        with np.load(src, allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise ModuleFormatError(f"cannot read params (an .npz without pickles): {exc}") from None
+
+
+def export_library(module: GraphExecutorFactoryModule, path: str | os.PathLike) -> None:
+    """Write ``module`` to ``path`` as one archive (see the module docstring). The file
+    appears atomically: it is written next to ``path`` and renamed into place."""
+    from .. import __version__
+
+    lib = module.get_lib()
+    files = lib.files()
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "relayir_version": __version__,
+        "target": module.target,
+        "mod_name": module.mod_name,
+        "library": {"kind": lib.kind, "kernels": lib.kernel_table(), "files": sorted(files)},
+    }
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".relayir-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("meta.json", json.dumps(meta, indent=1))
+            z.writestr("graph.json", module.get_graph_json())
+            z.writestr("params.npz", _npz_bytes(module.get_params()))
+            for name, data in files.items():
+                z.writestr(name, data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_module(path: str | os.PathLike) -> GraphExecutorFactoryModule:
+    """Read a module written by ``export_library``; kernels are rebuilt or loaded."""
+    from ..backend.kernels import load_library
+
+    path = os.fspath(path)
+    try:
+        z = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ModuleFormatError(f"{path} is not a relayir module archive: {exc}") from None
+    with z:
+        names = set(z.namelist())
+        missing = {"meta.json", "graph.json", "params.npz"} - names
+        if missing:
+            raise ModuleFormatError(
+                f"{path} is not a relayir module archive: it lacks {', '.join(sorted(missing))}")
+        try:
+            meta = json.loads(z.read("meta.json"))
+        except ValueError as exc:
+            raise ModuleFormatError(f"{path}: meta.json is not JSON: {exc}") from None
+        if meta.get("format") != FORMAT:
+            raise ModuleFormatError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
+        version = meta.get("format_version")
+        if version != FORMAT_VERSION:
+            raise ModuleFormatError(
+                f"{path} was written in module format version {version}; this relayir reads "
+                f"version {FORMAT_VERSION}: rebuild the model with this relayir")
+        graph_json = z.read("graph.json").decode()
+        params = load_params(z.read("params.npz"))
+        library = meta["library"]
+        files = {}
+        for name in library.get("files", []):
+            if name not in names:
+                raise ModuleFormatError(f"{path}: the library file {name} is missing")
+            files[name] = z.read(name)
+    lib = load_library(library["kind"], library["kernels"], files, meta["target"])
+    return GraphExecutorFactoryModule(graph_json, lib, params, meta["target"],
+                                      meta.get("mod_name", "default"))
+
+
+__all__ = ["FORMAT_VERSION", "GraphExecutorFactoryModule", "ModuleFormatError", "export_library",
+           "load_module", "load_params", "save_params"]
