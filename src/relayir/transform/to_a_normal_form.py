@@ -1,0 +1,409 @@
+"""``ToANormalForm``: bind every non-atomic sub-expression with ``let``, scope-aware.
+
+As TVM's ``to_a_normal_form.cc``: a scope tree is built (a function body, each ``if``
+branch and each ``match`` clause opens a scope; a ``let`` does not: its bindings land
+in the enclosing scope's list, which flattens nested lets), every node is placed in the
+lowest common ancestor of the scopes of its uses, and each scope's bindings become the
+let chain in front of its result. So a node shared by both branches of an ``if`` is
+bound once before the ``if``; a node used only in one branch, a function body or a
+clause stays inside it. Bindings follow evaluation order (callee, then arguments left
+to right; ``let`` value before body), the interpreter's order, so effects keep theirs.
+
+Atoms (never bound): variables, global variables, operators, constructors and constants
+(``IsAtomic`` in Relay; TVM also binds constants, which only adds noise). Everything
+else is bound, the result of every scope included, so a scope always ends in an atom.
+Primitive functions (``Primitive=1``) are bound as values but their bodies are left in
+graph form: they are compiled as one unit. Globals for an external compiler
+(``Compiler=...``) are left alone, as in TVM.
+
+One case has no single binding point: a node that uses a recursive let-bound function
+``%f`` and is shared by ``%f``'s own body and the code after the let (``%f`` is not
+bound yet inside its value). Such nodes are copied first, one copy per side.
+
+Every new node takes its checked type from the node it stands for, so the result is
+typed without running inference again. Everything is iterative: the scope analysis
+walks the graph in Kahn's order and the filling runs on an explicit stack.
+"""
+
+from __future__ import annotations
+
+from ..ir.adt import Clause, Constructor, Match
+from ..ir.analysis import free_vars
+from ..ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Op,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from ..ir.functor import ExprMutator, dataflow_inputs, expr_children, post_order
+from ..ir.module import IRModule
+from .dead_code import copy_types, gc_paused, typed_input
+from .pass_infra import Pass, module_pass, register_pass
+
+ATOMS = (Var, GlobalVar, Op, Constructor, Constant)
+
+
+class _Scope:
+    __slots__ = ("parent", "depth", "bindings")
+
+    def __init__(self, parent: _Scope | None):
+        self.parent = parent
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.bindings: list[tuple[Var, Expr]] = []
+
+
+def _lca(a: _Scope, b: _Scope) -> _Scope:
+    while a.depth > b.depth:
+        a = a.parent
+    while b.depth > a.depth:
+        b = b.parent
+    while a is not b:
+        a, b = a.parent, b.parent
+    return a
+
+
+def _scope_children(n: Expr) -> tuple:
+    """The sub-expressions a node's scope analysis looks at (no binders)."""
+    t = type(n)
+    if t is Call:
+        op = n.op
+        return n.args if type(op) is Op or type(op) is Constructor else (op, *n.args)
+    if t is Let:
+        return (n.value, n.body)
+    if t is If:
+        return (n.cond, n.true_branch, n.false_branch)
+    if t is Function:
+        return () if n.is_primitive else (n.body,)  # a primitive body is compiled as a unit
+    if t is Match:
+        return (n.data, *(c.rhs for c in n.clauses))
+    return dataflow_inputs(n)
+
+
+def _count_uses(root: Expr) -> tuple[dict, list]:
+    """In-degree of every non-atomic node (edges counted with multiplicity) and the lets
+    whose value is a (non-primitive) function: candidates for recursion."""
+    indeg: dict = {root: 0}
+    fn_lets: list = []
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if type(n) is Let and type(n.value) is Function and not n.value.is_primitive:
+            fn_lets.append(n)
+        for c in _scope_children(n):
+            if type(c) in ATOMS:
+                continue
+            d = indeg.get(c)
+            if d is None:
+                indeg[c] = 1
+                stack.append(c)
+            else:
+                indeg[c] = d + 1
+    return indeg, fn_lets
+
+
+def _analyse_scopes(root: Expr, indeg: dict, top: _Scope) -> tuple[dict, dict]:
+    """Each non-atomic node's scope (LCA of its uses) and each sub-scope, by (node, index).
+
+    Nodes are taken parents first (Kahn's order over ``indeg``), so a node's scope is
+    final when its children are given theirs.
+    """
+    scope: dict = {root: top}
+    sub: dict = {}
+    ready = [root]
+    while ready:
+        node = ready.pop()
+        s = scope[node]
+        t = type(node)
+        cs = _scope_children(node)
+        if t is If:
+            ts, fs = _Scope(s), _Scope(s)
+            sub[node, 0], sub[node, 1] = ts, fs
+            scopes = (s, ts, fs)
+        elif t is Function:
+            if not cs:
+                continue
+            scopes = (_Scope(s),)
+            sub[node, 0] = scopes[0]
+        elif t is Match:
+            scopes = [s]
+            for i in range(len(node.clauses)):
+                sub[node, i] = _Scope(s)
+                scopes.append(sub[node, i])
+        else:
+            scopes = None
+        for i, c in enumerate(cs):
+            if type(c) in ATOMS:
+                continue
+            c_scope = s if scopes is None else scopes[i]
+            old = scope.get(c)
+            scope[c] = c_scope if old is None or old is c_scope else _lca(old, c_scope)
+            d = indeg[c] - 1
+            indeg[c] = d
+            if d == 0:
+                ready.append(c)
+    return scope, sub
+
+
+def _wrap(scope: _Scope, result: Expr) -> Expr:
+    ty = result.checked_type if result.has_type else None
+    for var, value in reversed(scope.bindings):
+        result = Let(var, value, result)
+        if ty is not None:
+            result.set_checked_type(ty)
+    return result
+
+
+_VISIT, _BIND, _POST = 0, 1, 2
+
+
+def _typed(new: Expr, like: Expr) -> Expr:
+    if like.has_type:
+        new.set_checked_type(like.checked_type)
+    return new
+
+
+class _Filler:
+    def __init__(self, scope: dict, sub: dict):
+        self.scope = scope
+        self.sub = sub
+        self.res: dict = {}
+        self.pref: dict = {}  # a let's value is bound to the let's own variable
+
+    def run(self, root: Expr) -> Expr:
+        res, pref, scope = self.res, self.pref, self.scope
+        stack: list = [(_VISIT, root)]
+        while stack:
+            action, n = stack.pop()
+            if action == _VISIT:
+                if n in res:
+                    continue
+                t = type(n)
+                if t in ATOMS:
+                    res[n] = n
+                elif t is Let:
+                    v = n.value
+                    while type(v) is Let and v not in res:  # let %a = (let %b = ..; e)
+                        v = v.body
+                    if v not in res and type(v) not in ATOMS and type(v) is not Let \
+                            and v not in pref:
+                        pref[v] = n.var
+                    v = n.value
+                    stack += ((_POST, n), (_VISIT, n.body), (_BIND, n), (_VISIT, v))
+                elif t is If:
+                    stack += ((_POST, n), (_VISIT, n.false_branch), (_VISIT, n.true_branch),
+                              (_VISIT, n.cond))
+                elif t is Function:
+                    stack.append((_POST, n))
+                    if not n.is_primitive:
+                        stack.append((_VISIT, n.body))
+                elif t is Match:
+                    stack.append((_POST, n))
+                    stack.extend((_VISIT, c.rhs) for c in reversed(n.clauses))
+                    stack.append((_VISIT, n.data))
+                else:
+                    stack.append((_POST, n))
+                    for c in reversed(dataflow_inputs(n)):
+                        if c not in res:
+                            stack.append((_VISIT, c))
+            elif action == _BIND:
+                value = res[n.value]
+                if value is not n.var:
+                    scope[n].bindings.append((n.var, value))
+                    if not n.var.has_type and value.has_type:
+                        n.var.set_checked_type(value.checked_type)
+            else:
+                if type(n) is Let:
+                    res[n] = res[n.body]
+                    continue
+                new = self._rebuild(n)
+                if new is not n:
+                    _typed(new, n)
+                var = pref.pop(n, None)
+                if var is None:
+                    var = _typed(Var("x"), n)
+                scope[n].bindings.append((var, new))
+                res[n] = var
+        return res[root]
+
+    def _rebuild(self, n: Expr) -> Expr:  # noqa: C901  (one case per node kind)
+        res, sub = self.res, self.sub
+        t = type(n)
+        if t is Call:
+            op = n.op if isinstance(n.op, (Op, Constructor)) else res[n.op]
+            args = tuple([res[a] for a in n.args])
+            if op is n.op and args == n.args:  # Expr equality is identity
+                return n
+            return Call(op, args, n.attrs, n.type_args).with_span(n.span)
+        if t is Tuple:
+            fields = tuple([res[f] for f in n.fields])
+            return n if fields == n.fields else Tuple(fields).with_span(n.span)
+        if t is TupleGetItem:
+            v = res[n.tuple_value]
+            return n if v is n.tuple_value else TupleGetItem(v, n.index).with_span(n.span)
+        if t is If:
+            return If(res[n.cond], _wrap(sub[n, 0], res[n.true_branch]),
+                      _wrap(sub[n, 1], res[n.false_branch])).with_span(n.span)
+        if t is Function:
+            if n.is_primitive:
+                return n
+            body = _wrap(sub[n, 0], res[n.body])
+            if body is n.body:
+                return n
+            return Function(n.params, body, n.ret_type, n.type_params, n.attrs).with_span(n.span)
+        if t is Match:
+            clauses = [Clause(c.lhs, _wrap(sub[n, i], res[c.rhs])) for i, c in enumerate(n.clauses)]
+            return Match(res[n.data], clauses, n.complete).with_span(n.span)
+        if t is RefCreate:
+            return RefCreate(res[n.value]).with_span(n.span)
+        if t is RefRead:
+            return RefRead(res[n.ref]).with_span(n.span)
+        if t is RefWrite:
+            return RefWrite(res[n.ref], res[n.value]).with_span(n.span)
+        raise TypeError(f"ToANormalForm: unexpected {t.__name__}")
+
+
+class _Untangle(ExprMutator):
+    """Copy, inside a recursive function's value, the nodes that depend on its variable.
+
+    ``let %f = fn (...) { ... %k ... }; (%k, ...)`` where ``%k = %f(2)`` is shared by the
+    body and the code after the let: the two uses are different computations (one per
+    activation, one outside), and no single binding point can serve both, because
+    ``%f`` is not bound yet inside its own value. Each side gets its own node.
+    """
+
+    def __init__(self, deps: set):
+        super().__init__()
+        self.deps = deps
+
+    def _copy_if_dependent(self, old, new):
+        return _shallow_copy(old) if new is old and id(old) in self.deps else new
+
+    def visit_call(self, e):
+        return self._copy_if_dependent(e, super().visit_call(e))
+
+    def visit_tuple(self, e):
+        return self._copy_if_dependent(e, super().visit_tuple(e))
+
+    def visit_tuple_getitem(self, e):
+        return self._copy_if_dependent(e, super().visit_tuple_getitem(e))
+
+    def visit_if(self, e):
+        return self._copy_if_dependent(e, super().visit_if(e))
+
+    def visit_ref_create(self, e):
+        return self._copy_if_dependent(e, super().visit_ref_create(e))
+
+    def visit_ref_read(self, e):
+        return self._copy_if_dependent(e, super().visit_ref_read(e))
+
+    def visit_ref_write(self, e):
+        return self._copy_if_dependent(e, super().visit_ref_write(e))
+
+
+def _shallow_copy(e: Expr) -> Expr:
+    t = type(e)
+    if t is Call:
+        new = Call(e.op, e.args, e.attrs, e.type_args)
+    elif t is Tuple:
+        new = Tuple(e.fields)
+    elif t is TupleGetItem:
+        new = TupleGetItem(e.tuple_value, e.index)
+    elif t is If:
+        new = If(e.cond, e.true_branch, e.false_branch)
+    elif t is RefCreate:
+        new = RefCreate(e.value)
+    elif t is RefRead:
+        new = RefRead(e.ref)
+    else:
+        new = RefWrite(e.ref, e.value)
+    return _typed(new.with_span(e.span), e)
+
+
+def _untangle_recursive_lets(root: Expr, fn_lets: list) -> Expr:
+    rec = [let for let in fn_lets if let.var in free_vars(let.value)]
+    if not rec:
+        return root
+    values = {}
+    for let in rec:
+        deps: set[int] = set()
+        for n in post_order(let.value):
+            if any(c is let.var or id(c) in deps for c in expr_children(n)):
+                deps.add(id(n))
+        u = _Untangle(deps)
+        values[let] = u.visit(let.value)
+        copy_types(u.memo)
+
+    class _Replace(ExprMutator):
+        def visit_let(self, let_):
+            chain, e = [], let_
+            while isinstance(e, Let) and e not in self.memo:
+                v = values.get(e)
+                chain.append((e, self.visit(v if v is not None else e.value)))
+                e = e.body
+            result = self.visit(e)
+            for old, new_value in reversed(chain):
+                if not (new_value is old.value and result is old.body):
+                    result = _typed(Let(old.var, new_value, result).with_span(old.span), old)
+                else:
+                    result = old
+                self.memo[old] = result
+            return result
+
+    r = _Replace()
+    out = r.visit(root)
+    copy_types(r.memo)
+    return out
+
+
+def to_a_normal_form_expr(expr: Expr) -> Expr:
+    """A-normal form of one expression; a function keeps its shape, its body is converted."""
+    if type(expr) is Function:
+        if expr.is_primitive or "Compiler" in expr.attrs:  # compiled elsewhere, as in TVM
+            return expr
+        new = Function(expr.params, _convert(expr.body), expr.ret_type, expr.type_params,
+                       expr.attrs).with_span(expr.span)
+        return _typed(new, expr)
+    return _convert(expr)
+
+
+def _convert(expr: Expr) -> Expr:
+    indeg, fn_lets = _count_uses(expr)
+    if fn_lets:
+        untangled = _untangle_recursive_lets(expr, fn_lets)
+        if untangled is not expr:
+            expr = untangled
+            indeg, _ = _count_uses(expr)
+    top = _Scope(None)
+    scope, sub = _analyse_scopes(expr, indeg, top)
+    result = _Filler(scope, sub).run(expr)
+    return _wrap(top, result)
+
+
+def _anf_module(mod: IRModule, ctx) -> IRModule:
+    mod = typed_input(mod)
+    with gc_paused():
+        functions = {gv: to_a_normal_form_expr(fn) for gv, fn in mod.functions.items()}
+    return mod.with_functions(functions)  # every new node took its type from the old one
+
+
+_anf_pass = module_pass(_anf_module, opt_level=1, name="ToANormalForm")
+
+
+def ToANormalForm() -> Pass:  # noqa: N802  (Relay's name)
+    """Relay's ``ToANormalForm``: every non-atomic sub-expression bound by ``let``."""
+    return _anf_pass
+
+
+register_pass("ToANormalForm", ToANormalForm)
+
+__all__ = ["ToANormalForm", "to_a_normal_form_expr", "ATOMS"]
