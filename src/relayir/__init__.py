@@ -27,6 +27,7 @@ from .op.reduce import *  # noqa: F403
 from .op.registry import get_op
 from .op.tensor import *  # noqa: F403
 from .op.transform import *  # noqa: F403
+from .op.layout import layout_transform
 from .prelude import Prelude
 
 from .backend import build

@@ -10,10 +10,11 @@ import pytest
 
 import relayir as relay
 from relayir.backend import BuildError, GraphCodegenError, optimize
-from relayir.backend.build_module import _LOWERINGS, PIPELINE, Target, get_lowering
+from relayir.backend.build_module import _LOWERINGS, Target, get_lowering
 from relayir.runtime.graph_executor import GraphModule
 from relayir.testing.models import get_workload, make_inputs
 from relayir.transform import PassContext
+from relayir.transform.pipeline import optimize_passes
 
 MODELS = {
     "mlp": dict(),
@@ -149,7 +150,7 @@ def test_fuse_ops_disabled_still_builds():
 
 
 def test_pipeline_is_documented_and_optimize_fuses():
-    names = [name for name, _ in PIPELINE]
+    names = [p.info.name for p in optimize_passes().passes]
     assert names[-1] == "FuseOps" and "FoldConstant" in names
     mod, params, _ = get_workload("mlp")
     from relayir.transform import bind_params

@@ -3,8 +3,8 @@
 The steps, under the current ``PassContext``:
 
 1. bind ``params`` (weights become constants; their shapes and dtypes are checked);
-2. ``optimize``: the passes of ``PIPELINE`` in order, each run when the context's opt
-   level reaches the level the pass declares (``FuseOps`` always runs);
+2. ``optimize``: the pipeline of ``transform.pipeline`` (each pass runs when the
+   context's opt level reaches the level it declares);
 3. graph codegen: ``@main`` → TVM's graph JSON with its memory plan, the params and one
    primitive function per distinct kernel (``graph_codegen``);
 4. lowering: the target's lowering turns the primitive functions into a kernel library
@@ -32,31 +32,11 @@ from ..ir.functor import post_order
 from ..ir.module import IRModule
 from ..ir.types import TensorType
 from ..runtime.module import GraphExecutorFactoryModule
+from ..transform import pipeline
 from ..transform.bind import bind_params
-from ..transform.pass_infra import Pass, PassContext, Sequential, get_pass
 from ..typing.infer import infer_module
 from .graph_codegen import check_static, graph_codegen
 from .kernels import KernelLibrary, lower_numpy
-
-# The optimisation pipeline, in order: (pass name, modules of relayir.transform that may
-# define it). Each pass declares its own opt level (SimplifyInference, SimplifyExpr and
-# FuseOps 0; FoldConstant 2; FoldScaleAxis, CanonicalizeOps, EliminateCommonSubexpr 3;
-# DeadCodeElimination 1); a pass whose module does not exist yet is skipped.
-# FoldConstant runs again after the passes that leave constant subexpressions behind
-# (scaled weights, expanded biases).
-PIPELINE: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("SimplifyInference", ("simplify_inference",)),
-    ("FoldConstant", ("fold_constant",)),
-    ("SimplifyExpr", ("simplify_expr",)),
-    ("FoldScaleAxis", ("fold_scale_axis",)),
-    ("FoldConstant", ("fold_constant",)),
-    ("CanonicalizeOps", ("canonicalize_ops",)),
-    ("FoldConstant", ("fold_constant",)),
-    ("EliminateCommonSubexpr", ("eliminate_common_subexpr", "cse")),
-    ("DeadCodeElimination", ("dead_code_elimination", "dead_code", "dce")),
-    ("FuseOps", ("fuse_ops",)),
-)
-REQUIRED_PASSES = frozenset({"FuseOps"})
 
 
 class BuildError(Error):
@@ -126,50 +106,10 @@ def get_lowering(target: Target) -> Callable:
 # ---------------------------------------------------------------- optimisation
 
 
-def _find_pass(name: str, modules: tuple[str, ...]) -> Pass | None:
-    try:
-        return get_pass(name)
-    except Error:
-        pass
-    for m in modules:
-        full = f"relayir.transform.{m}"
-        try:
-            importlib.import_module(full)
-        except ModuleNotFoundError as exc:
-            if exc.name != full:
-                raise
-            continue
-        try:
-            return get_pass(name)
-        except Error:
-            module = importlib.import_module(full)
-            factory = getattr(module, name, None)
-            if factory is not None:
-                return factory()
-    return None
-
-
-def pipeline_passes() -> tuple[list[Pass], list[str]]:
-    """``(passes, missing)``: the pipeline's passes that exist, and the names that don't."""
-    passes, missing = [], []
-    for name, modules in PIPELINE:
-        p = _find_pass(name, modules)
-        if p is None:
-            if name in REQUIRED_PASSES:
-                raise BuildError(f"build needs the {name} pass, which relayir.transform lacks")
-            missing.append(name)
-        else:
-            passes.append(p)
-    return passes, missing
-
-
 def optimize(mod: IRModule, target: str | Target = "numpy") -> IRModule:
-    """Run ``PIPELINE`` under the current ``PassContext``; the result is fused and typed."""
-    passes, _ = pipeline_passes()
-    ctx = PassContext.current()
-    if "FuseOps" in ctx.disabled_pass:  # graph codegen wraps each op call by itself
-        passes = [p for p in passes if p.info.name != "FuseOps"]
-    mod = Sequential(passes, name="relayir.build")(mod)
+    """The optimisation pipeline (``transform.pipeline``) under the current
+    ``PassContext``; the result is fused and typed."""
+    mod = pipeline.optimize(mod)
     if not _typed(mod["main"]):
         mod = mod.copy()
         infer_module(mod)
@@ -231,5 +171,4 @@ def build(mod: IRModule | Function, target="numpy", params: dict | None = None,
     return GraphExecutorFactoryModule(json.dumps(graph), lib, consts, str(tgt), mod_name, fused)
 
 
-__all__ = ["PIPELINE", "BuildError", "Target", "build", "get_lowering", "optimize",
-           "pipeline_passes", "register_lowering"]
+__all__ = ["BuildError", "Target", "build", "get_lowering", "optimize", "register_lowering"]

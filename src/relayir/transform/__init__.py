@@ -1,8 +1,22 @@
-"""Passes over ``IRModule``s (Relay's ``relay.transform``)."""
+"""Passes over ``IRModule``s (Relay's ``relay.transform``).
+
+Infrastructure: ``Pass``, ``Sequential``, ``PassContext``, ``module_pass``,
+``function_pass``, instruments. The optimisation pipeline that ``build`` runs, with
+the opt level of each pass and why it is there, is in ``transform.pipeline``.
+"""
 
 from ..typing.infer import infer_expr as infer_type
 from .bind import bind, bind_params
+from .canonicalize_ops import CanonicalizeOps
+from .convert_layout import ConvertLayout
+from .dead_code import DeadCodeElimination
+from .eliminate_common_subexpr import EliminateCommonSubexpr
+from .fold_constant import FoldConstant
+from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
+from .fuse_ops import DefuseOps, FuseOps
+from .inline import Inline
 from .instrument import PassTimingInstrument, PrintIRAfter, VerifyAfterEachPass
+from .lambda_lift import LambdaLift
 from .pass_infra import (
     FunctionPass,
     ModulePass,
@@ -15,10 +29,20 @@ from .pass_infra import (
     module_pass,
     register_pass,
 )
+from .pipeline import optimize, optimize_passes
+from .remove_unused_functions import RemoveUnusedFunctions
+from .simplify_expr import SimplifyExpr
+from .simplify_inference import SimplifyInference
+from .to_a_normal_form import ToANormalForm
+from .to_graph_normal_form import ToGraphNormalForm
 from .type_check import InferType
 
 __all__ = [
-    "FunctionPass", "InferType", "ModulePass", "Pass", "PassContext", "PassInfo", "Sequential",
-    "bind", "bind_params", "function_pass", "get_pass", "infer_type", "module_pass",
-    "register_pass", "PassTimingInstrument", "PrintIRAfter", "VerifyAfterEachPass",
+    "BackwardFoldScaleAxis", "CanonicalizeOps", "ConvertLayout", "DeadCodeElimination",
+    "DefuseOps", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis",
+    "ForwardFoldScaleAxis", "FunctionPass", "FuseOps", "InferType", "Inline", "LambdaLift",
+    "ModulePass", "Pass", "PassContext", "PassInfo", "PassTimingInstrument", "PrintIRAfter",
+    "RemoveUnusedFunctions", "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",
+    "ToGraphNormalForm", "VerifyAfterEachPass", "bind", "bind_params", "function_pass",
+    "get_pass", "infer_type", "module_pass", "optimize", "optimize_passes", "register_pass",
 ]

@@ -15,26 +15,37 @@ from ..typing.infer import infer_module
 
 
 class PassTimingInstrument:
-    """Wall time per pass; ``render()`` gives a table sorted by total time."""
+    """Wall time per pass; ``render()`` gives a table sorted by total time.
+
+    Percentages are of the time spent in leaf passes (a ``Sequential`` contains others
+    and is listed, marked ``*``, but not counted twice).
+    """
 
     def __init__(self) -> None:
         self.timings: dict[str, list[float]] = {}
-        self._starts: list[float] = []
+        self.containers: set[str] = set()
+        self._stack: list[list] = []  # [start time, has nested passes]
 
     def run_before_pass(self, mod, info) -> None:
-        self._starts.append(time.perf_counter())
+        if self._stack:
+            self._stack[-1][1] = True
+        self._stack.append([time.perf_counter(), False])
 
     def run_after_pass(self, mod, info) -> None:
-        elapsed = time.perf_counter() - self._starts.pop()
-        self.timings.setdefault(info.name, []).append(elapsed)
+        start, nested = self._stack.pop()
+        self.timings.setdefault(info.name, []).append(time.perf_counter() - start)
+        if nested:
+            self.containers.add(info.name)
 
     def render(self) -> str:
         rows = sorted(self.timings.items(), key=lambda kv: -sum(kv[1]))
-        total = sum(sum(v) for name, v in rows if name != "sequential") or 1e-12
+        leaf = sum(sum(v) for name, v in rows if name not in self.containers) or 1e-12
         lines = [f"{'pass':32s} {'calls':>5s} {'total ms':>10s} {'%':>6s}"]
         for name, times in rows:
             t = sum(times)
-            lines.append(f"{name:32s} {len(times):5d} {t * 1e3:10.2f} {100 * t / total:6.1f}")
+            pct = "" if name in self.containers else f"{100 * t / leaf:6.1f}"
+            label = f"{name} *" if name in self.containers else name
+            lines.append(f"{label:32s} {len(times):5d} {t * 1e3:10.2f} {pct:>6s}")
         return "\n".join(lines)
 
 
