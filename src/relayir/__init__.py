@@ -7,6 +7,7 @@ The names follow TVM Relay's Python API (``relay.var``, ``relay.Function``,
 
 from . import op as _op  # registers every operator
 from . import transform
+from .backend import build
 from .errors import (
     Error,
     InterpreterError,
@@ -23,14 +24,12 @@ from .op import nn
 from .op import reduce as _reduce
 from .op import tensor as _tensor
 from .op import transform as _transform_ops
+from .op.layout import layout_transform
 from .op.reduce import *  # noqa: F403
 from .op.registry import get_op
 from .op.tensor import *  # noqa: F403
 from .op.transform import *  # noqa: F403
-from .op.layout import layout_transform
 from .prelude import Prelude
-
-from .backend import build
 from .runtime import graph_executor
 
 __version__ = "0.1.0"
