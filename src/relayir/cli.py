@@ -18,7 +18,9 @@ def _run(args) -> int:
     inputs = make_inputs(args.model, mod)
 
     start = time.perf_counter()
-    run = relay.create_executor(args.executor, mod, target=args.target, params=params).evaluate()
+    with relay.transform.PassContext(opt_level=args.opt_level):
+        run = relay.create_executor(args.executor, mod, target=args.target,
+                                    params=params).evaluate()
     prepare = time.perf_counter() - start
 
     out = run(**inputs)  # warm-up
@@ -31,8 +33,8 @@ def _run(args) -> int:
     err = float(np.max(np.abs(out.astype("float64") - expected)))
     scale = float(np.max(np.abs(expected))) or 1.0
     print(f"model       {args.model} (batch {args.batch}), executor {args.executor}, "
-          f"target {args.target}")
-    print(f"prepare     {prepare * 1e3:.1f} ms")
+          f"target {args.target}, opt level {args.opt_level}")
+    print(f"compile     {prepare * 1e3:.1f} ms")
     print(f"latency     {statistics.median(times) * 1e3:.3f} ms median of {args.repeat} "
           f"(min {min(times) * 1e3:.3f} ms)")
     print(f"max error   {err:.3g} (relative to the largest output: {err / scale:.3g}) "
@@ -62,8 +64,10 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a built-in model and check it against numpy")
     run.add_argument("model", help="built-in model name, e.g. mlp")
-    run.add_argument("--executor", default="debug", help="debug (more as they land)")
-    run.add_argument("--target", default="numpy")
+    run.add_argument("--executor", default="graph", choices=["graph", "debug"],
+                     help="graph: build() + the graph executor; debug: the reference interpreter")
+    run.add_argument("--target", default="numpy", help="numpy (the cpu target is coming)")
+    run.add_argument("--opt-level", type=int, default=3, choices=range(4))
     run.add_argument("--batch", type=int, default=1)
     run.add_argument("--repeat", type=int, default=20)
     run.set_defaults(func=_run)
