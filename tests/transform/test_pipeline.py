@@ -3,6 +3,8 @@ preserves the interpreter's results."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import relayir as relay
 from relayir.ir.expr import Call, Function, Op
@@ -77,7 +79,8 @@ def test_pipeline_preserves_model_results(name, knobs, opt_level):
     np.testing.assert_allclose(_run(opt, inputs), expected, rtol=1e-4, atol=1e-5 * scale)
 
 
-@pytest.mark.parametrize("seed", range(30))
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**31 - 1))
 def test_pipeline_preserves_random_programs(seed):
     mod, inputs = random_program(seed)
     expected = _run(mod, inputs)
