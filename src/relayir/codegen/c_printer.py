@@ -1,0 +1,724 @@
+"""Loop IR → C99 source. Pure functions, no I/O.
+
+``render(kernel)`` prints one kernel (its constant tables and its function);
+``render_module(kernels)`` puts kernels in one translation unit after ``HEADER`` (the
+includes and the ``static inline`` helpers they share). Every kernel has the ABI::
+
+    int32_t NAME(void* const* args, const int64_t* dims)
+
+``args`` points to the inputs then the outputs (contiguous, row-major; no output may
+alias another argument: pointers are ``restrict``), ``dims`` holds the values of the
+symbolic dimensions in ``kernel.dim_vars`` order (NULL when there are none). It returns
+0, or -1 when a temporary could not be allocated.
+
+C semantics follow the numpy references: integer division and remainder go through
+helpers that give 0 for a zero divisor (numpy's result) instead of trapping; float16
+is stored as ``_Float16`` and computed in float; bool is stored as one byte (0/1);
+narrow integer arithmetic is cast back to its type after each operation, so it wraps
+like numpy's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..te import expr as E
+from ..te.visit import children
+from ..tir import stmt as S
+
+_CTYPE = {
+    "float16": "float",
+    "float32": "float",
+    "float64": "double",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int32_t",
+    "int64": "int64_t",
+    "uint8": "uint8_t",
+    "uint16": "uint16_t",
+    "uint32": "uint32_t",
+    "uint64": "uint64_t",
+    "bool": "uint8_t",
+}
+_STORAGE = {**_CTYPE, "float16": "rl_f16"}
+_SUFFIX = {
+    "float16": "f32",
+    "float32": "f32",
+    "float64": "f64",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "bool": "u8",
+}
+_NARROW = {"int8", "int16", "uint8", "uint16"}
+_MATH = {
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "sqrt",
+    "tanh",
+    "erf",
+    "floor",
+    "ceil",
+    "trunc",
+    "rint",
+    "sin",
+    "cos",
+    "tan",
+    "fabs",
+    "pow",
+    "fmod",
+}
+_C_KEYWORDS = frozenset((
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "args", "dims", "main", "free", "malloc",
+    "isnan", "isinf", "isfinite", "NAN", "INFINITY", "HUGE_VAL",
+)) | {f"{m}{s}" for m in _MATH for s in ("", "f")}
+
+# precedence: higher binds tighter
+_PREC = {
+    "?:": 3,
+    "||": 4,
+    "&&": 5,
+    "==": 9,
+    "!=": 9,
+    "<": 10,
+    "<=": 10,
+    ">": 10,
+    ">=": 10,
+    "+": 12,
+    "-": 12,
+    "*": 13,
+    "/": 13,
+    "%": 13,
+}
+_CALL = 16
+_UNARY = 14
+
+def _helpers() -> str:
+    types = [
+        ("f32", "float"),
+        ("f64", "double"),
+        ("i8", "int8_t"),
+        ("i16", "int16_t"),
+        ("i32", "int32_t"),
+        ("i64", "int64_t"),
+        ("u8", "uint8_t"),
+        ("u16", "uint16_t"),
+        ("u32", "uint32_t"),
+        ("u64", "uint64_t"),
+    ]
+    out = []
+    for s, t in types:
+        out.append(f"static inline {t} rl_min_{s}({t} a, {t} b) {{ return a < b ? a : b; }}")
+        out.append(f"static inline {t} rl_max_{s}({t} a, {t} b) {{ return a > b ? a : b; }}")
+    for s, t in types[2:]:
+        bits = s[1:]
+        u = f"uint{bits}_t" if bits != "8" and bits != "16" else "uint32_t"
+        if s.startswith("u"):
+            out.append(
+                f"static inline {t} rl_div_{s}({t} a, {t} b) "
+                f"{{ return b == 0 ? 0 : ({t})(a / b); }}"
+            )
+            out.append(
+                f"static inline {t} rl_mod_{s}({t} a, {t} b) "
+                f"{{ return b == 0 ? 0 : ({t})(a % b); }}"
+            )
+            out.append(
+                f"static inline {t} rl_floordiv_{s}({t} a, {t} b) {{ return rl_div_{s}(a, b); }}"
+            )
+            out.append(
+                f"static inline {t} rl_floormod_{s}({t} a, {t} b) {{ return rl_mod_{s}(a, b); }}"
+            )
+            neg = "return 0;"
+        else:
+            out.append(
+                f"static inline {t} rl_div_{s}({t} a, {t} b) {{ return b == 0 ? 0 : "
+                f"(b == -1 ? ({t})(0u - ({u})a) : ({t})(a / b)); }}"
+            )
+            out.append(
+                f"static inline {t} rl_mod_{s}({t} a, {t} b) "
+                f"{{ return (b == 0 || b == -1) ? 0 : ({t})(a % b); }}"
+            )
+            out.append(
+                f"static inline {t} rl_floordiv_{s}({t} a, {t} b) {{ {t} q = "
+                f"rl_div_{s}(a, b); return (b != 0 && ({t})(q * b) != a && "
+                f"((a < 0) != (b < 0))) ? ({t})(q - 1) : q; }}"
+            )
+            out.append(
+                f"static inline {t} rl_floormod_{s}({t} a, {t} b) {{ {t} r = "
+                f"rl_mod_{s}(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? "
+                f"({t})(r + b) : r; }}"
+            )
+            neg = "return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);"
+        out.append(
+            f"static inline {t} rl_pow_{s}({t} a, {t} b) {{ if (b < 0) {{ {neg} }} "
+            f"{u} r = 1, x = ({u})a; while (b) {{ if (b & 1) r *= x; x *= x; "
+            f"b = ({t})(b >> 1); }} return ({t})r; }}"
+        )
+    for s, t, f in (("f32", "float", "fmodf"), ("f64", "double", "fmod")):
+        out.append(
+            f"static inline {t} rl_floormod_{s}({t} a, {t} b) {{ {t} r = {f}(a, b); "
+            f"return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }}"
+        )
+    return "\n".join(out)
+
+
+_WORKSPACE = r"""
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define RL_THREAD_LOCAL _Thread_local
+#else
+#define RL_THREAD_LOCAL __thread
+#endif
+/* Scratch memory of the calling thread, shared by every kernel of this library (kernels
+   run one at a time per thread), kept between calls and grown on demand. */
+#ifdef _OPENMP
+#include <omp.h>
+static inline int rl_max_threads(void) { return omp_get_max_threads(); }
+static inline int rl_thread_num(void) { return omp_get_thread_num(); }
+#else
+static inline int rl_max_threads(void) { return 1; }
+static inline int rl_thread_num(void) { return 0; }
+#endif
+static RL_THREAD_LOCAL char* rl_arena = NULL; /* as malloc returned it */
+static RL_THREAD_LOCAL char* rl_arena_aligned = NULL;
+static RL_THREAD_LOCAL size_t rl_arena_size = 0;
+static inline char* rl_workspace(size_t bytes) {
+  bytes = bytes ? bytes : 64;
+  if (bytes > rl_arena_size) {
+    free(rl_arena);
+    rl_arena = (char*)malloc(bytes + 64);
+    rl_arena_aligned = rl_arena ? (char*)(((uintptr_t)rl_arena + 63) & ~(uintptr_t)63) : NULL;
+    rl_arena_size = rl_arena ? bytes : 0;
+  }
+  return rl_arena_aligned;
+}
+"""
+
+_MATH_F32 = r"""
+static inline float rl_bits_f32(int32_t i) { float f; memcpy(&f, &i, sizeof f); return f; }
+/* exp, tanh, erf in float32 without libm calls, so loops that use them vectorise.
+   Cephes-style range reduction and polynomials: exp and tanh within 1 ulp of the
+   correctly rounded result, erf within 3 ulp; inf, nan and subnormal results as libm. */
+static inline float rl_expf(float x) {
+  float xc = x < -103.972084f ? -103.972084f : (x > 88.7228394f ? 88.7228394f : x);
+  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = xc - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float e = p * r * r + r + 1.0f;
+  int32_t k = (int32_t)n;
+  int32_t k1 = k / 2; /* 2^k = 2^k1 * 2^(k - k1): both factors stay normal */
+  float s = e * rl_bits_f32((k1 + 127) << 23) * rl_bits_f32((k - k1 + 127) << 23);
+  s = x > 88.7228394f ? INFINITY : s;
+  return __builtin_isunordered(x, x) ? x : s;
+}
+static inline float rl_tanhf(float x) {
+  float a = x < 0 ? -x : x;
+  float z = x * x;
+  float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z
+                 + 1.33314422036e-1f) * z - 3.33332819422e-1f) * z * x + x;
+  float big = 1.0f - 2.0f / (rl_expf(2.0f * (a > 9.0f ? 9.0f : a)) + 1.0f);
+  big = x < 0 ? -big : big;
+  return a < 0.625f ? small : big;
+}
+static inline float rl_erff(float x) {
+  float a = x < 0 ? -x : x;
+  float z = x * x;
+  float small = x * (1.12837916709551257f + z * (-0.376126389031837525f
+                + z * (0.112837916709551257f + z * (-0.0268661706451312516f
+                + z * (0.00522397762544218779f + z * -0.000854832702345085286f)))));
+  float t = 1.0f / (1.0f + 0.5f * a);
+  float y = t * rl_expf(-z - 1.26551223f + t * (1.00002368f + t * (0.37409196f
+            + t * (0.09678418f + t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f
+            + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f)))))))));
+  float big = 1.0f - y;
+  big = x < 0 ? -big : big;
+  return a < 0.5f ? small : big;
+}
+"""
+
+HEADER = f"""/* Generated by relayir. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Lets gcc if-convert selects whose arms compute (leaky_relu, the math helpers): no
+   result changes, only floating-point exception flags, which nothing reads. */
+#pragma GCC optimize ("no-trapping-math")
+#endif
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#if defined(__FLT16_MAX__)
+typedef _Float16 rl_f16;
+#define RL_HAVE_F16 1
+#endif
+
+{_helpers()}
+{_WORKSPACE}
+{_MATH_F32}"""
+
+
+# ---------------------------------------------------------------- literals
+
+
+def _float_literal(v: float, dtype: str) -> str:
+    single = dtype != "float64"
+    if math.isnan(v):
+        return "NAN" if single else "((double)NAN)"
+    if math.isinf(v):
+        inf = "INFINITY" if single else "HUGE_VAL"
+        return inf if v > 0 else f"-{inf}"
+    text = str(np.float32(v)) if single else repr(float(v))
+    if not any(c in text for c in ".en"):
+        text += ".0"
+    return text + ("f" if single else "")
+
+
+def _int_literal(v: int, dtype: str) -> str:
+    if dtype == "uint64":
+        return f"{v}ull"
+    if dtype == "int64" and v == -(1 << 63):
+        return "(-9223372036854775807ll - 1)"
+    if -(1 << 31) <= v < (1 << 31):
+        return str(v)
+    return f"{v}ll" if dtype != "uint32" else f"{v}u"
+
+
+def _const_literal(v, dtype: str) -> str:
+    if E.is_float(dtype):
+        v = float(v)
+        if math.isfinite(v):
+            return float(np.float32(v) if dtype != "float64" else v).hex() + (
+                "f" if dtype != "float64" else ""
+            )
+        return _float_literal(v, dtype)
+    return _int_literal(int(v), dtype)
+
+
+# ---------------------------------------------------------------- names
+
+
+class _Names:
+    def __init__(self, reserved=()):
+        self.used = set(reserved)
+        self.of: dict[int, str] = {}
+        self.keep: list = []
+
+    def get(self, obj, hint: str) -> str:
+        key = id(obj)
+        name = self.of.get(key)
+        if name is None:
+            base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
+            if base[0].isdigit() or base in _C_KEYWORDS or base.startswith("rl_"):
+                base = "v_" + base
+            name, n = base, 1
+            while name in self.used:
+                name, n = f"{base}_{n}", n + 1
+            self.used.add(name)
+            self.of[key] = name
+            self.keep.append(obj)
+        return name
+
+
+# ---------------------------------------------------------------- expressions
+
+
+class _ExprPrinter:
+    def __init__(self, names: _Names, bufname):
+        self.names = names
+        self.bufname = bufname
+        self.hoisted: dict = {}  # expr -> C name of a hoisted common subexpression
+
+    def __call__(self, e: E.Expr) -> str:
+        return self.p(e, 0)
+
+    def p(self, e: E.Expr, ctx: int) -> str:
+        text, prec = self.emit(e)
+        return f"({text})" if prec < ctx else text
+
+    def emit(self, e: E.Expr) -> tuple[str, int]:
+        name = self.hoisted.get(e)
+        if name is not None:
+            return name, _CALL
+        t = type(e)
+        if t is E.IntImm:
+            text = _int_literal(e.value, e.dtype)
+            return text, (_UNARY if text.startswith("-") else _CALL)
+        if t is E.FloatImm:
+            text = _float_literal(e.value, e.dtype)
+            return text, (_UNARY if text.startswith("-") else _CALL)
+        if t is E.Var:
+            return self.names.get(e, e.name), _CALL
+        if t is S.BufferLoad:
+            text = f"{self.bufname(e.buffer)}[{self.p(e.offset, 0)}]"
+            return (f"(float){text}", _UNARY) if e.dtype == "float16" else (text, _CALL)
+        if isinstance(e, E.BinaryOp):
+            return self.binary(e)
+        if t is E.Not:
+            return f"!{self.p(e.a, _UNARY)}", _UNARY
+        if t is E.Select:
+            return (f"{self.p(e.cond, 4)} ? {self.p(e.t, 3)} : {self.p(e.f, 3)}", _PREC["?:"])
+        if t is E.Cast:
+            return self.cast(e)
+        if t is E.Call:
+            return self.call(e)
+        raise TypeError(f"the C printer cannot print {type(e).__name__}: {e!r}")
+
+    def wrap_narrow(self, text: str, prec: int, dtype: str) -> tuple[str, int]:
+        if dtype in _NARROW:
+            return f"({_CTYPE[dtype]})({text})", _UNARY
+        return text, prec
+
+    def binary(self, e) -> tuple[str, int]:
+        t, dtype = type(e), e.a.dtype
+        sfx = _SUFFIX[dtype]
+        if t in (E.Min, E.Max):
+            fn = "rl_min_" if t is E.Min else "rl_max_"
+            return f"{fn}{sfx}({self.p(e.a, 0)}, {self.p(e.b, 0)})", _CALL
+        if t in (E.TruncDiv, E.TruncMod, E.FloorDiv, E.FloorMod) and not E.is_float(dtype):
+            c = E.const_value(e.b)
+            if t in (E.TruncDiv, E.TruncMod) and isinstance(c, int) and c > 0:
+                op = "/" if t is E.TruncDiv else "%"
+                text = f"{self.p(e.a, 13)} {op} {self.p(e.b, 14)}"
+                return self.wrap_narrow(text, 13, dtype)
+            fn = {
+                E.TruncDiv: "rl_div_",
+                E.TruncMod: "rl_mod_",
+                E.FloorDiv: "rl_floordiv_",
+                E.FloorMod: "rl_floormod_",
+            }[t]
+            return f"{fn}{sfx}({self.p(e.a, 0)}, {self.p(e.b, 0)})", _CALL
+        if t is E.FloorMod:
+            return f"rl_floormod_{sfx}({self.p(e.a, 0)}, {self.p(e.b, 0)})", _CALL
+        if t is E.FloorDiv:
+            fn = "floorf" if dtype != "float64" else "floor"
+            return f"{fn}({self.p(e.a, 13)} / {self.p(e.b, 14)})", _CALL
+        if t is E.TruncMod:
+            fn = "fmodf" if dtype != "float64" else "fmod"
+            return f"{fn}({self.p(e.a, 0)}, {self.p(e.b, 0)})", _CALL
+        op = e.symbol
+        prec = _PREC[op]
+        # left-associative: the right operand needs strictly tighter binding
+        text = f"{self.p(e.a, prec)} {op} {self.p(e.b, prec + 1)}"
+        if isinstance(e, E.CmpOp) or t in (E.And, E.Or):
+            return text, prec
+        return self.wrap_narrow(text, prec, e.dtype)
+
+    def cast(self, e: E.Cast) -> tuple[str, int]:
+        src, dst = e.value.dtype, e.dtype
+        if dst == "bool":
+            return f"{self.p(e.value, 9)} != 0", _PREC["!="]
+        if dst == "float16":
+            return f"(float)(rl_f16){self.p(e.value, _UNARY)}", _UNARY
+        if _CTYPE[src] == _CTYPE[dst] and src != "float16":
+            return self.emit(e.value)
+        return f"({_CTYPE[dst]}){self.p(e.value, _UNARY)}", _UNARY
+
+    def call(self, e: E.Call) -> tuple[str, int]:
+        args = ", ".join(self.p(a, 0) for a in e.args)
+        dtype = e.args[0].dtype
+        if e.name in ("isnan", "isinf", "isfinite"):
+            return f"{e.name}({args})", _CALL
+        if e.name == "pow" and not E.is_float(dtype):
+            return f"rl_pow_{_SUFFIX[dtype]}({args})", _CALL
+        if e.name not in _MATH:
+            raise TypeError(f"the C printer has no intrinsic {e.name!r}")
+        if dtype != "float64" and e.name in ("exp", "tanh", "erf"):
+            return f"rl_{e.name}f({args})", _CALL  # vectorisable versions in HEADER
+        return f"{e.name}{'f' if dtype != 'float64' else ''}({args})", _CALL
+
+
+def _common_subexpressions(roots) -> list:
+    """Subexpressions worth computing once: used twice or more, and evaluated on every
+    path (a node reached only through a select's branches may be guarded, e.g. a read
+    that is in bounds only when the condition holds). Index arithmetic is left inline."""
+    refs: dict = {}
+    order: list = []
+    seen: set = set()
+    stack = list(roots)
+    for r in roots:
+        refs[r] = refs.get(r, 0) + 1
+    while stack:  # distinct nodes; each parent slot counts one reference
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        order.append(x)
+        for c in children(x):
+            refs[c] = refs.get(c, 0) + 1
+            stack.append(c)
+    unguarded: set = set()
+    stack = list(roots)
+    while stack:
+        x = stack.pop()
+        if x in unguarded:
+            continue
+        unguarded.add(x)
+        stack.extend((x.cond,) if isinstance(x, E.Select) else children(x))
+    picked = [
+        x
+        for x in order
+        if refs[x] > 1
+        and x in unguarded
+        and x.dtype != E.INDEX
+        and not isinstance(x, (E.IntImm, E.FloatImm, E.Var))
+    ]
+    depth: dict = {}
+
+    def height(x) -> int:  # children before parents when printed
+        h = depth.get(x)
+        if h is None:
+            h = depth[x] = 1 + max((height(c) for c in children(x)), default=0)
+        return h
+
+    return sorted(picked, key=height)
+
+
+# ---------------------------------------------------------------- statements
+
+
+class _Printer:
+    def __init__(self, kernel: S.Kernel):
+        self.k = kernel
+        self.lines: list[str] = []
+        self.bufnames: dict = {}
+        reserved = set()
+        for b in (*kernel.inputs, *kernel.outputs):
+            reserved.add(b.name)
+        for b in kernel.constants:
+            reserved.add(f"{kernel.name}_{b.name}")
+        self.names = _Names(reserved)
+        self.ex = _ExprPrinter(self.names, self.bufname)
+        self.temps = 0
+        self.offsets: dict = {}
+        self.scratch: dict = {}
+
+    def bufname(self, buf: S.Buffer) -> str:
+        name = self.bufnames.get(buf)
+        if name is None:
+            if buf.kind == "const":
+                name = f"{self.k.name}_{buf.name}"
+                self.names.used.add(name)
+            elif buf.kind in ("input", "output"):
+                name = buf.name
+            else:
+                name = self.names.get(buf, buf.name)
+            self.bufnames[buf] = name
+        return name
+
+    def line(self, depth: int, text: str) -> None:
+        self.lines.append("  " * depth + text)
+
+    def expr_with_cse(self, depth: int, *roots) -> list[str]:
+        saved = dict(self.ex.hoisted)
+        for x in _common_subexpressions(roots):
+            if x in self.ex.hoisted:
+                continue
+            text = self.ex(x)
+            name = self.names.get(x, f"_c{self.temps}")
+            self.temps += 1
+            self.line(depth, f"const {_CTYPE[x.dtype]} {name} = {text};")
+            self.ex.hoisted[x] = name
+        out = [self.ex(r) for r in roots]
+        self.ex.hoisted = saved
+        return out
+
+    # ------------------------------------------------------------ statements
+
+    def stmt(self, s: S.Stmt, depth: int) -> None:
+        t = type(s)
+        if t is S.SeqStmt:
+            for x in s.stmts:
+                self.stmt(x, depth)
+        elif t is S.For:
+            self.loop(s, depth)
+        elif t is S.BufferStore:
+            (value,) = self.expr_with_cse(depth, s.value)
+            buf = s.buffer
+            if buf.dtype == "float16":
+                value = f"(rl_f16)({value})"
+            elif buf.dtype == "bool":
+                value = f"(uint8_t)({value})"
+            self.line(depth, f"{self.bufname(buf)}[{self.ex(s.offset)}] = {value};")
+        elif t is S.Declare:
+            (init,) = self.expr_with_cse(depth, s.init)
+            name = self.names.get(s.var, s.var.name)
+            self.line(depth, f"{_CTYPE[s.var.dtype]} {name} = {init};")
+            self.stmt(s.body, depth)
+        elif t is S.LetStmt:
+            (value,) = self.expr_with_cse(depth, s.value)
+            name = self.names.get(s.var, s.var.name)
+            self.line(depth, f"const {_CTYPE[s.var.dtype]} {name} = {value};")
+            self.stmt(s.body, depth)
+        elif t is S.Assign:
+            (value,) = self.expr_with_cse(depth, s.value)
+            self.line(depth, f"{self.names.get(s.var, s.var.name)} = {value};")
+        elif t is S.IfThenElse:
+            (cond,) = self.expr_with_cse(depth, s.cond)
+            self.line(depth, f"if ({cond}) {{")
+            self.stmt(s.then_case, depth + 1)
+            if s.else_case is not None:
+                self.line(depth, "} else {")
+                self.stmt(s.else_case, depth + 1)
+            self.line(depth, "}")
+        elif t is S.Allocate:
+            self.allocate(s, depth)
+        else:
+            raise TypeError(f"the C printer cannot print statement {type(s).__name__}")
+
+    def loop(self, s: S.For, depth: int) -> None:
+        ann = s.annotations
+        clauses = []
+        if ann.get("collapse"):
+            clauses.append(f"collapse({ann['collapse']})")
+        if ann.get("parallel_if") is not None:
+            clauses.append(f"if({self.ex(ann['parallel_if'])})")
+        if ann.get("reduction"):
+            op, var = ann["reduction"]
+            clauses.append(f"reduction({op}:{self.names.get(var, var.name)})")
+        if ann.get("simdlen"):
+            clauses.append(f"simdlen({ann['simdlen']})")
+        tail = (" " + " ".join(clauses)) if clauses else ""
+        if s.kind == S.PARALLEL:
+            what = "parallel for simd" if ann.get("simd") else "parallel for"
+            self.line(depth, f"#pragma omp {what} schedule(static){tail}")
+        elif ann.get("simd"):
+            self.line(depth, f"#pragma omp simd{tail}")
+        if ann.get("unroll"):
+            self.line(depth, f"#pragma GCC unroll {int(ann['unroll'])}")
+        v = self.names.get(s.var, s.var.name)
+        self.line(depth, f"for (int64_t {v} = 0; {v} < {self.ex(s.extent)}; ++{v}) {{")
+        self.stmt(s.body, depth + 1)
+        self.line(depth, "}")
+
+    def allocate(self, s: S.Allocate, depth: int) -> None:
+        buf = s.buffer
+        name = self.bufname(buf)
+        ctype = _STORAGE[buf.dtype]
+        if buf.kind == "local":
+            self.line(depth, f"{ctype} {name}[{self.ex(buf.size())}];")
+        elif buf.kind == "scratch":  # this thread's slice of the workspace
+            self.line(depth, f"{ctype}* restrict {name} = ({ctype}*)(rl_ws + "
+                             f"{self.offsets[buf]} + (size_t)rl_thread_num() * "
+                             f"{self.scratch[buf]});")
+        else:  # a slice of the workspace (see workspace())
+            self.line(depth, f"{ctype}* restrict {name} = ({ctype}*)(rl_ws + "
+                             f"{self.offsets[buf]});")
+        self.stmt(s.body, depth)
+
+    def workspace(self) -> None:
+        """Temporaries live in one per-thread arena (``rl_workspace`` in ``HEADER``):
+        no allocation per call once it has grown, and no page faults on fresh memory."""
+        temps = _temporaries(self.k.body)
+        if not temps:
+            return
+        static, symbolic = 0, []  # 64-byte aligned slices
+        for buf in temps:
+            self.offsets[buf] = " + ".join([str(static)] * bool(static or not symbolic)
+                                           + symbolic)
+            n = E.const_value(buf.size())
+            if n is not None:
+                size = -(-int(n) * np.dtype(buf.dtype).itemsize // 64) * 64
+                if buf.kind == "scratch":  # one slice per thread
+                    self.scratch[buf] = size
+                    symbolic.append(f"(size_t)rl_max_threads() * {size}")
+                else:
+                    static += size
+            else:
+                if buf.kind == "scratch":
+                    raise ValueError(f"scratch buffer {buf.name} needs a static size")
+                symbolic.append(f"(((size_t)({self.ex(buf.size())}) * "
+                                f"sizeof({_STORAGE[buf.dtype]}) + 63) & ~(size_t)63)")
+        total = " + ".join([str(static)] * bool(static or not symbolic) + symbolic)
+        self.line(1, f"char* rl_ws = rl_workspace({total});")
+        self.line(1, "if (!rl_ws) return -1;")
+
+    # ------------------------------------------------------------ the function
+
+    def function(self) -> str:
+        k = self.k
+        out = []
+        for b in k.constants:
+            out.append(self.constant(b))
+        self.line(0, f"int32_t {k.name}(void* const* args, const int64_t* dims) {{")
+        for n, b in enumerate(k.inputs):
+            t = _STORAGE[b.dtype]
+            self.line(1, f"const {t}* restrict {self.bufname(b)} = (const {t}*)args[{n}];")
+        for n, b in enumerate(k.outputs, len(k.inputs)):
+            t = _STORAGE[b.dtype]
+            self.line(1, f"{t}* restrict {self.bufname(b)} = ({t}*)args[{n}];")
+        for n, v in enumerate(k.dim_vars):
+            self.line(1, f"const int64_t {self.names.get(v, v.name)} = dims[{n}];")
+        if not k.dim_vars:
+            self.line(1, "(void)dims;")
+        self.workspace()
+        self.stmt(k.body, 1)
+        self.line(1, "return 0;")
+        self.line(0, "}")
+        uses_f16 = any(b.dtype == "float16" for b in (*k.inputs, *k.outputs, *k.constants))
+        guard = (
+            (
+                '#ifndef RL_HAVE_F16\n#error "float16 kernels need a C compiler with '
+                '_Float16 (gcc >= 12 or clang on x86-64/arm64)"\n#endif\n'
+            )
+            if uses_f16
+            else ""
+        )
+        return guard + "".join(out) + "\n".join(self.lines) + "\n"
+
+    def constant(self, b: S.Buffer) -> str:
+        values = np.asarray(b.data).reshape(-1)
+        items = ", ".join(_const_literal(v, b.dtype) for v in values.tolist()) or "0"
+        n = max(values.size, 1)
+        return f"static const {_STORAGE[b.dtype]} {self.bufname(b)}[{n}] = {{{items}}};\n"
+
+
+def _temporaries(stmt: S.Stmt, in_loop: bool = False) -> list:
+    """The ``temp`` buffers a kernel allocates (never inside a loop: they are per call) and
+    its ``scratch`` buffers (one slice per thread, used inside a parallel loop)."""
+    out, stack = [], [(stmt, in_loop)]
+    while stack:
+        s, looped = stack.pop()
+        if isinstance(s, S.SeqStmt):
+            stack.extend((x, looped) for x in reversed(s.stmts))
+        elif isinstance(s, S.Allocate):
+            if s.buffer.kind == "temp" and looped:
+                raise ValueError(f"temporary {s.buffer.name} is allocated inside a loop")
+            if s.buffer.kind in ("temp", "scratch"):
+                out.append(s.buffer)
+            stack.append((s.body, looped))
+        elif isinstance(s, S.For):
+            stack.append((s.body, True))
+        elif isinstance(s, (S.LetStmt, S.Declare)):
+            stack.append((s.body, looped))
+        elif isinstance(s, S.IfThenElse):
+            stack.append((s.then_case, looped))
+            if s.else_case is not None:
+                stack.append((s.else_case, looped))
+    return out
+
+
+def render(kernel: S.Kernel) -> str:
+    """The C text of one kernel: its constant tables and its function."""
+    return _Printer(kernel).function()
+
+
+def render_module(kernels) -> str:
+    """One translation unit: ``HEADER`` then every kernel."""
+    return HEADER + "\n" + "\n".join(k.source for k in kernels)

@@ -1,0 +1,11 @@
+"""The compute table: a tensor-expression definition per operator, keyed by op name.
+
+``COMPUTE.get("add")(attrs, inputs, out)`` builds the op's output tensor(s); importing
+this package fills the table (one module per op family).
+"""
+
+from ... import op as _op  # noqa: F401  (the ops must be registered first)
+from . import conv, elementwise, nn, pool, reduce, transform  # noqa: F401
+from .common import COMPUTE, OutType
+
+__all__ = ["COMPUTE", "OutType"]

@@ -1,0 +1,81 @@
+"""What every compute rule shares: the table, the output spec, broadcasting, axes.
+
+A rule is ``rule(attrs, inputs, out) -> Tensor | list[Tensor]``: ``inputs`` holds one
+``Tensor`` per op input (a list of tensors for a tuple input such as concatenate's),
+``out`` is an ``OutType`` (``shape`` as ``int64`` expressions, ``dtype``), or a list of
+them for an op with a tuple result.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ...op.registry import OpTable
+from .. import expr as E
+from ..tensor import Tensor, compute
+
+COMPUTE = OpTable("compute")
+
+
+class OutType(NamedTuple):
+    shape: tuple
+    dtype: str
+
+
+def static(d) -> int | None:
+    """The value of a static dimension, else None."""
+    v = E.const_value(d)
+    return None if v is None else int(v)
+
+
+def broadcast_read(t: Tensor, index: tuple) -> E.Expr:
+    """``t`` read at an output index under numpy broadcasting (trailing dims aligned)."""
+    lead = len(index) - t.ndim
+    idx = []
+    for k, d in enumerate(t.shape):
+        idx.append(E.IntImm(0) if static(d) == 1 else index[lead + k])
+    return t[tuple(idx)]
+
+
+def elementwise(out: OutType, inputs, fn, name: str, tag: str = "elemwise") -> Tensor:
+    """``out[i] = fn(*[x[i] broadcast])``."""
+
+    def body(*i):
+        return fn(*[broadcast_read(x, i) for x in inputs])
+
+    return compute(out.shape, body, name=name, tag=tag, dtype=out.dtype)
+
+
+def norm_axis(axis: int, ndim: int) -> int:
+    return axis + ndim if axis < 0 else axis
+
+
+def prod(dims) -> E.Expr:
+    out: E.Expr = E.IntImm(1)
+    for d in dims:
+        out = out * d
+    return out
+
+
+def ravel(index, shape) -> E.Expr:
+    """Row-major linear position of ``index`` in ``shape``."""
+    out: E.Expr = E.IntImm(0)
+    for i, d in zip(index, shape):
+        out = out * d + i
+    return out
+
+
+def unravel(pos: E.Expr, shape) -> tuple:
+    """The index of the row-major linear position ``pos`` in ``shape``."""
+    out = []
+    for k in range(len(shape) - 1, -1, -1):
+        d = shape[k]
+        out.append(E.truncmod(pos, d) if k else pos)
+        pos = E.truncdiv(pos, d)
+    return tuple(reversed(out))
+
+
+def float_acc(dtype: str) -> str:
+    """Accumulator dtype of float sums and means: float64 (matches numpy closely)."""
+    return "float64" if E.is_float(dtype) else ("int64" if not E.is_unsigned(dtype)
+                                                  else "uint64")

@@ -1,0 +1,70 @@
+"""Computes of ``nn.conv2d`` and ``nn.conv1d`` (grouped, dilated, any layouts).
+
+A padded input is its own tensor marked ``materialize``: lowering writes it once into a
+temporary, so the convolution's inner loop reads without bounds checks.
+"""
+
+from __future__ import annotations
+
+from .. import expr as E
+from .. import tensor as te
+from ..tensor import compute
+from .common import COMPUTE, static
+from .nn import product_acc
+
+
+def _padded(x, layout: str, spatial: str, pads: tuple):
+    n = len(spatial)
+    before = dict(zip(spatial, pads[:n]))
+    after = dict(zip(spatial, pads[n:]))
+    if not any(pads):
+        return x
+    shape = tuple(d + before.get(a, 0) + after.get(a, 0) for a, d in zip(layout, x.shape))
+    zero = E.const(0, x.dtype)
+
+    def fn(*i):
+        idx, inside = [], []
+        for a, j, d in zip(layout, i, x.shape):
+            b = before.get(a, 0)
+            if b or after.get(a, 0):
+                j = j - b
+                inside += [j >= 0, j < d]
+            idx.append(j)
+        return E.select(E.logical_and(*inside), x[tuple(idx)], zero)
+
+    return compute(shape, fn, name="pad", tag="injective", attrs={"materialize": True})
+
+
+def _conv(attrs, inputs, out):
+    data, weight = inputs
+    sp = attrs._spatial
+    dl, kl = attrs.data_layout, attrs.kernel_layout
+    ol = attrs.out_layout or dl
+    groups = attrs.groups
+    o_total = static(weight.shape[kl.index("O")])
+    if o_total is None:
+        raise E.TEError("convolution needs a static number of output channels")
+    og = o_total // groups
+    cin = weight.shape[kl.index("I")]
+    ks = [weight.shape[kl.index(a)] for a in sp]
+    x = _padded(data, dl, sp, attrs.padding)
+    acc = product_acc(out.dtype)
+
+    def fn(*i):
+        o = dict(zip(ol, i))
+        rc = te.reduce_axis(cin, "rc")
+        rs = [te.reduce_axis(k, f"r{a.lower()}") for a, k in zip(sp, ks)]
+        g = E.truncdiv(o["C"], og) if groups > 1 else E.IntImm(0)
+        pos = {"N": o["N"], "C": g * cin + rc.var}
+        for j, a in enumerate(sp):
+            pos[a] = o[a] * attrs.strides[j] + rs[j].var * attrs.dilation[j]
+        wpos = {"O": o["C"], "I": rc.var}
+        wpos.update({a: r.var for a, r in zip(sp, rs)})
+        src = (E.cast(acc, x[tuple(pos[a] for a in dl)])
+               * E.cast(acc, weight[tuple(wpos[a] for a in kl)]))
+        return E.cast(out.dtype, te.sum(src, [rc, *rs], dtype=acc))
+
+    return compute(out.shape, fn, name=f"conv{len(sp)}d", tag="conv")
+
+
+COMPUTE.register("nn.conv2d", "nn.conv1d")(_conv)

@@ -1,0 +1,153 @@
+"""Computes of the 2-D pools (max, avg, global, adaptive average) in any layout that
+permutes ``NCHW``.
+
+Windows read the input through a bounds check instead of a padded copy; when a pool
+has no padding the simplifier proves the check always true and drops it. Averages
+accumulate in float64 (int64 for integers, which then floor-divide like the reference).
+"""
+
+from __future__ import annotations
+
+from ...op.nn import _pool_out_hw
+from .. import expr as E
+from .. import tensor as te
+from ..tensor import compute
+from .common import COMPUTE, float_acc, static
+
+
+def _dims(letters: str, index) -> dict:
+    return dict(zip(letters, index))
+
+
+def _read(x, layout: str, n, c, h, w):
+    pos = {"N": n, "C": c, "H": h, "W": w}
+    return x[tuple(pos[a] for a in layout)]
+
+
+class _Window:
+    """Geometry of one spatial axis of a pool."""
+
+    def __init__(self, size, k: int, stride: int, dilation: int, before: int, after: int):
+        self.size, self.k, self.s, self.d = size, k, stride, dilation
+        self.before, self.after = before, after
+
+    def pos(self, o, r):
+        return o * self.s + r * self.d - self.before
+
+    def inside(self, p):
+        return [p >= 0, p < self.size]
+
+    def count(self, o, include_pad: bool) -> E.Expr:
+        """How many taps of the window at ``o`` land in the counted range."""
+        lo = -self.before if include_pad else 0
+        hi = self.size + self.after if include_pad else self.size
+        start = o * self.s - self.before
+        d = self.d
+        first = E.Max(E.FloorDiv(lo - start + (d - 1), E.IntImm(d)), E.IntImm(0))
+        last = E.Min(E.FloorDiv(hi - 1 - start, E.IntImm(d)), E.IntImm(self.k - 1))
+        return E.Max(last - first + 1, E.IntImm(0))
+
+
+def _windows(x, attrs):
+    lay = attrs.layout
+    h, w = x.shape[lay.index("H")], x.shape[lay.index("W")]
+    p = attrs.padding
+    return [_Window(h, attrs.pool_size[0], attrs.strides[0], attrs.dilation[0], p[0], p[2]),
+            _Window(w, attrs.pool_size[1], attrs.strides[1], attrs.dilation[1], p[1], p[3])]
+
+
+def _pool(attrs, inputs, out, kind: str):
+    x = inputs[0]
+    lay, olay = attrs.layout, attrs.out_layout or attrs.layout
+    wh, ww = _windows(x, attrs)
+    dtype = x.dtype
+    if not all(isinstance(static(d), int) for d in (wh.size, ww.size)):
+        raise E.TEError("pools over symbolic spatial dimensions are not supported")
+    _pool_out_hw(static(wh.size), static(ww.size), attrs)  # validates the geometry
+
+    def fn(*i):
+        o = _dims(olay, i)
+        rh, rw = te.reduce_axis(wh.k, "rh"), te.reduce_axis(ww.k, "rw")
+        ph, pw = wh.pos(o["H"], rh.var), ww.pos(o["W"], rw.var)
+        inside = E.logical_and(*wh.inside(ph), *ww.inside(pw))
+        value = _read(x, lay, o["N"], o["C"], ph, pw)
+        if kind == "max":
+            return te.max(E.select(inside, value, E.min_value(dtype)), [rh, rw])
+        acc = float_acc(dtype)
+        total = te.sum(E.select(inside, E.cast(acc, value), E.const(0, acc)), [rh, rw],
+                       dtype=acc)
+        count = E.Max(wh.count(o["H"], attrs.count_include_pad)
+                      * ww.count(o["W"], attrs.count_include_pad), E.IntImm(1))
+        if E.is_float(dtype):
+            return E.cast(dtype, total / E.cast(acc, count))
+        return E.cast(dtype, E.FloorDiv(total, E.cast(acc, count)))
+
+    return compute(out.shape, fn, name=f"{kind}_pool2d", tag="pool")
+
+
+COMPUTE.register("nn.max_pool2d")(lambda attrs, inputs, out: _pool(attrs, inputs, out, "max"))
+COMPUTE.register("nn.avg_pool2d")(lambda attrs, inputs, out: _pool(attrs, inputs, out, "avg"))
+
+
+def _global(kind: str):
+    def rule(attrs, inputs, out):
+        x = inputs[0]
+        lay, olay = attrs.layout, attrs.out_layout or attrs.layout
+        h, w = x.shape[lay.index("H")], x.shape[lay.index("W")]
+        dtype = x.dtype
+
+        def fn(*i):
+            o = _dims(olay, i)
+            rh, rw = te.reduce_axis(h, "rh"), te.reduce_axis(w, "rw")
+            value = _read(x, lay, o["N"], o["C"], rh.var, rw.var)
+            if kind == "max":
+                return te.max(value, [rh, rw])
+            acc = float_acc(dtype)
+            total = te.sum(value, [rh, rw], acc_dtype=acc, dtype=acc)
+            n = E.cast(acc, h * w)
+            return E.cast(dtype, E.divide(total, n))  # the reference truncates int means
+
+        return compute(out.shape, fn, name=f"global_{kind}_pool2d", tag="pool")
+
+    return rule
+
+
+COMPUTE.register("nn.global_avg_pool2d")(_global("avg"))
+COMPUTE.register("nn.global_max_pool2d")(_global("max"))
+
+
+def _bins(size: int, n: int):
+    """PyTorch's adaptive bins ``[floor(i*size/n), ceil((i+1)*size/n))``; the widest."""
+    starts = [(i * size) // n for i in range(n)]
+    ends = [-((-(i + 1) * size) // n) for i in range(n)]
+    return max(e - s for s, e in zip(starts, ends))
+
+
+@COMPUTE.register("nn.adaptive_avg_pool2d")
+def adaptive_avg_pool2d(attrs, inputs, out):
+    x = inputs[0]
+    lay, olay = attrs.layout, attrs.out_layout or attrs.layout
+    h, w = static(x.shape[lay.index("H")]), static(x.shape[lay.index("W")])
+    oh, ow = static(out.shape[olay.index("H")]), static(out.shape[olay.index("W")])
+    if None in (h, w, oh, ow):
+        raise E.TEError("adaptive_avg_pool2d needs static spatial dimensions")
+    kh, kw = _bins(h, oh), _bins(w, ow)
+    dtype = x.dtype
+    acc = float_acc(dtype)
+
+    def fn(*i):
+        o = _dims(olay, i)
+        hs, ws = E.truncdiv(o["H"] * h, oh), E.truncdiv(o["W"] * w, ow)
+        he = E.truncdiv((o["H"] + 1) * h + (oh - 1), oh)
+        we = E.truncdiv((o["W"] + 1) * w + (ow - 1), ow)
+        rh, rw = te.reduce_axis(kh, "rh"), te.reduce_axis(kw, "rw")
+        inside = E.logical_and(rh.var < he - hs, rw.var < we - ws)
+        value = _read(x, lay, o["N"], o["C"], hs + rh.var, ws + rw.var)
+        total = te.sum(E.select(inside, E.cast(acc, value), E.const(0, acc)), [rh, rw],
+                       dtype=acc)
+        count = E.cast(acc, (he - hs) * (we - ws))
+        if E.is_float(dtype):
+            return E.cast(dtype, total / count)
+        return E.cast(dtype, E.FloorDiv(total, count))
+
+    return compute(out.shape, fn, name="adaptive_avg_pool2d", tag="pool")

@@ -1,0 +1,16 @@
+"""Loop-level IR (TVM's ``tir``): lowering a primitive function to one kernel.
+
+``lower_primitive(func, name)`` turns a Relay primitive function (what ``FuseOps``
+makes) into a ``Kernel``: its loop nest (``stmt``), chosen per stage by ``loops`` and
+``matmul`` under a ``Schedule``, with index arithmetic cleaned by ``simplify``. The C
+text is ``kernel.source`` (``relayir.codegen.c_printer``).
+"""
+
+from .build_te import LoweringError, build_te
+from .lower import c_identifier, lower_primitive, lower_tensors
+from .schedule import Schedule, default_schedule
+from .simplify import simplify
+from .stmt import Buffer, Kernel
+
+__all__ = ["Buffer", "Kernel", "LoweringError", "Schedule", "build_te", "c_identifier",
+           "default_schedule", "lower_primitive", "lower_tensors", "simplify"]

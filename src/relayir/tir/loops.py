@@ -1,0 +1,369 @@
+"""Lower one stage — an output or temporary tensor with its inlined body — to loops.
+
+Three shapes of loop nest, chosen per stage:
+
+- no reduction: one loop per output axis (adjacent axes fused while every access stays
+  affine), the outer loop parallel, the inner one ``simd``;
+- reduction, scalar accumulators: output loops outside, one accumulator per distinct
+  reduction, the reduce loops inside (innermost ``simd reduction``), then the epilogue
+  (the rest of the body) stores the output — elementwise consumers of a reduction are
+  fused this way;
+- reduction, a row of accumulators over the last output axis: reduce loops outside that
+  axis, so the inner loop runs along contiguous memory (``matmul``, ``conv2d``, a sum over
+  a non-last axis).
+
+``Schedule.reduce_inner`` forces a choice; ``auto`` scores the reads of the reduction
+(+1 for a unit stride along the candidate inner variable, 0 when it does not move, -1
+otherwise).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..te import expr as E
+from ..te.visit import collect, free_vars, post_order, rewrite, substitute
+from .matmul import lower_tiled
+from .schedule import Schedule
+from .simplify import Simplifier
+from .stmt import (
+    PARALLEL,
+    SERIAL,
+    VECTORIZED,
+    Allocate,
+    Assign,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    Declare,
+    For,
+    IfThenElse,
+    LetStmt,
+    Stmt,
+    seq,
+)
+
+_OMP_REDUCTION = {"sum": "+", "prod": "*", "max": "max", "min": "min", "and": "&&", "or": "||"}
+_DIV_MOD = (E.TruncDiv, E.TruncMod, E.FloorDiv, E.FloorMod)
+_COSTLY = {"exp", "log", "log2", "log10", "tanh", "erf", "pow", "sin", "cos", "tan", "sqrt"}
+
+
+@dataclasses.dataclass
+class Stage:
+    """``buffer[axes] = body``; ``body``'s tensor reads are already ``BufferLoad``s."""
+
+    name: str
+    axes: list  # [(Var, extent)]
+    buffer: Buffer
+    body: E.Expr
+    tag: str = ""
+
+
+def _static(e) -> int | None:
+    v = E.const_value(e)
+    return None if v is None else int(v)
+
+
+def _range(extent) -> tuple:
+    n = _static(extent)
+    return (0, None if n is None else n - 1)
+
+
+def _prod(extents) -> E.Expr:
+    out: E.Expr = E.IntImm(1)
+    for d in extents:
+        out = out * d
+    return out
+
+
+class _Lowering:
+    def __init__(self, stage: Stage, sched: Schedule, dim_ranges: dict):
+        self.stage = stage
+        self.sched = sched
+        self.ranges = dict(dim_ranges)
+        self.names: dict[str, int] = {}
+
+    def fresh(self, base: str, dtype: str = E.INDEX) -> E.Var:
+        n = self.names.get(base, 0)
+        self.names[base] = n + 1
+        return E.Var(base if n == 0 else f"{base}{n}", dtype)
+
+    def simplifier(self) -> Simplifier:
+        return Simplifier(self.ranges)
+
+    # ------------------------------------------------------------ entry
+
+    def run(self) -> Stmt:
+        st = self.stage
+        sub, axes = {}, []
+        for v, ext in st.axes:
+            if _static(ext) == 1:
+                sub[v] = E.IntImm(0)
+            else:
+                axes.append((v, ext))
+                self.ranges[v] = _range(ext)
+        offset = st.buffer.offset([v for v, _ in st.axes])
+        for r in collect(st.body, E.Reduce):
+            for a in r.axes:
+                self.ranges[a.var] = _range(a.extent)
+        simp = self.simplifier()
+        offset, body = simp(substitute(offset, sub)), simp(substitute(st.body, sub))
+        if self.sched.loop_order is not None and len(self.sched.loop_order) == len(axes):
+            axes = [axes[k] for k in self.sched.loop_order]
+        if self.sched.fuse_axes:
+            axes, (offset, body) = self.fuse_all(axes, [offset, body])
+        reduces = collect(body, E.Reduce)
+        if not reduces:
+            return self.elementwise(axes, offset, body)
+        reduces = [self.fuse_reduce_axes(r) for r in reduces]
+        body = _replace(body, dict(zip(collect(body, E.Reduce), reduces)))
+        if len(reduces) == 1 and self.sched.tile_n:
+            tiled = lower_tiled(self, axes, offset, body, reduces[0])
+            if tiled is not None:
+                return tiled
+        if len(reduces) == 1 and self.use_block(axes, reduces[0]):
+            return self.block(axes, offset, body, reduces[0])
+        return self.scalar(axes, offset, body, reduces)
+
+    # ------------------------------------------------------------ loop fusion
+
+    def try_fuse(self, a, b, exprs):
+        """Merge loops ``a`` (outer) and ``b`` (inner) if no access needs a div/mod."""
+        (va, ea), (vb, eb) = a, b
+        na, nb = _static(ea), _static(eb)
+        if na is None or nb is None:
+            return None
+        w = self.fresh(f"{va.name}_{vb.name}" if len(va.name) + len(vb.name) < 12 else "f")
+        self.ranges[w] = (0, na * nb - 1)
+        mapping = {va: E.TruncDiv(w, E.IntImm(nb)), vb: E.TruncMod(w, E.IntImm(nb))}
+        simp = self.simplifier()
+        new = [simp(substitute(x, mapping)) for x in exprs]
+        for x in new:
+            for node in post_order(x):
+                if isinstance(node, _DIV_MOD) and w in free_vars(node):
+                    return None
+        return (w, E.IntImm(na * nb)), new
+
+    def fuse_all(self, axes, exprs):
+        axes = list(axes)
+        k = len(axes) - 2
+        while k >= 0:
+            fused = self.try_fuse(axes[k], axes[k + 1], exprs)
+            if fused is not None:
+                axes[k:k + 2] = [fused[0]]
+                exprs = fused[1]
+            k -= 1
+        return axes, exprs
+
+    def fuse_reduce_axes(self, r: E.Reduce) -> E.Reduce:
+        axes = [(a.var, a.extent) for a in r.axes]
+        exprs = [r.source] + ([r.index] if r.index is not None else [])
+        axes, exprs = self.fuse_all(axes, exprs)
+        if len(axes) == len(r.axes):
+            return r
+        return E.Reduce(r.combiner, exprs[0], [E.IterVar(v, e) for v, e in axes], r.dtype,
+                        r.acc_dtype, exprs[1] if len(exprs) > 1 else None, r.last)
+
+    # ------------------------------------------------------------ parallelism
+
+    def cost(self, body: E.Expr) -> int:
+        calls = sum(1 for x in post_order(body) if isinstance(x, E.Call) and x.name in _COSTLY)
+        return 1 + 4 * calls
+
+    def parallel(self, loops: list, work_extents: list, body: E.Expr) -> tuple:
+        """``(number of loops to run in parallel, run-time condition or None)``."""
+        if not self.sched.parallel or not loops:
+            return 0, None
+        threshold = max(1, self.sched.parallel_min_work // self.cost(body))
+        work = _static(self.simplifier()(_prod(work_extents)))
+        cond = None
+        if work is None:
+            cond = E.GE(self.simplifier()(_prod(work_extents)), E.IntImm(threshold))
+        elif work < threshold:
+            return 0, None
+        n = 1
+        outer = _static(loops[0][1])
+        if outer is not None and outer < self.sched.collapse_below:
+            n = min(self.sched.parallel_collapse, len(loops))
+        return n, cond
+
+    def wrap(self, loops: list, stmt: Stmt, n_parallel: int, cond, inner_simd: bool,
+             reduction=None) -> Stmt:
+        """Put ``loops`` (outer first) around ``stmt``."""
+        for k in range(len(loops) - 1, -1, -1):
+            var, ext = loops[k]
+            ann, kind = {}, SERIAL
+            innermost = k == len(loops) - 1
+            if innermost and inner_simd and self.sched.vectorize:
+                kind = VECTORIZED
+                ann["simd"] = True
+                if self.sched.simdlen:
+                    ann["simdlen"] = self.sched.simdlen
+                if reduction:
+                    ann["reduction"] = reduction
+            if innermost and self.sched.unroll:
+                ann["unroll"] = self.sched.unroll
+            if k == 0 and n_parallel:
+                kind = PARALLEL
+                if n_parallel > 1:
+                    ann["collapse"] = n_parallel
+                if cond is not None:
+                    ann["parallel_if"] = cond
+                if reduction and not ann.get("simd"):
+                    ann["reduction"] = reduction
+            stmt = For(var, self.simplifier()(ext), stmt, kind, ann)
+        return stmt
+
+    # ------------------------------------------------------------ nests
+
+    def elementwise(self, axes, offset, body) -> Stmt:
+        store = BufferStore(self.stage.buffer, offset, body)
+        inner = bool(axes) and _static(axes[-1][1]) != 1
+        n_par, cond = self.parallel(axes, [e for _, e in axes], body)
+        if n_par and len(axes) > 1:
+            n_par = min(n_par, len(axes) - 1)  # keep the simd loop out of a collapse
+        return self.wrap(axes, store, n_par, cond, inner)
+
+    def reduce_loops(self, r: E.Reduce, update: Stmt, simd_reduction, spatial: bool) -> Stmt:
+        loops = [(a.var, a.extent) for a in r.axes]
+        n = _static(loops[-1][1]) if loops else None
+        if n is not None and n < 8:
+            simd_reduction = None  # a 3-tap window: unrolled scalar code beats a simd reduction
+        n_par, cond = 0, None
+        if not spatial and simd_reduction:  # a whole-tensor reduction: split it across cores
+            n_par, cond = self.parallel(loops[:1], [e for _, e in loops], r.source)
+            n_par = min(n_par, 1)
+        return self.wrap(loops, update, n_par, cond, simd_reduction is not None,
+                         simd_reduction)
+
+    def scalar(self, axes, offset, body, reduces) -> Stmt:
+        values, decls = {}, []
+        chosen = self.best_reduce_inner(reduces) if len(reduces) == 1 else None
+        for n, r in enumerate(reduces):
+            if chosen is not None:
+                r = _move_inner(r, chosen)
+            acc = self.fresh("acc", r.acc_dtype)
+            if r.combiner in ("argmax", "argmin"):
+                idx = self.fresh("idx", E.INDEX)
+                values[reduces[n]] = E.cast(r.dtype, idx)
+                decls.append((r, acc, idx))
+            else:
+                values[reduces[n]] = E.cast(r.dtype, acc)
+                decls.append((r, acc, None))
+        stmt: Stmt = BufferStore(self.stage.buffer, offset, _replace(body, values))
+        for r, acc, idx in reversed(decls):
+            if idx is None:
+                update = Assign(acc, _combine(r.combiner, acc, E.cast(r.acc_dtype, r.source)))
+                red = (_OMP_REDUCTION[r.combiner], acc)
+                loops = self.reduce_loops(r, update, red, bool(axes))
+                stmt = Declare(acc, _init(r.combiner, r.acc_dtype), seq(loops, stmt))
+            else:
+                loops = self.reduce_loops(r, self.arg_update(r, acc, idx), None, True)
+                stmt = Declare(acc, _init(r.combiner, r.acc_dtype),
+                               Declare(idx, E.IntImm(0), seq(loops, stmt)))
+        extents = [e for _, e in axes] + [a.extent for r in reduces for a in r.axes]
+        n_par, cond = self.parallel(axes, extents, body)
+        return self.wrap(axes, stmt, n_par, cond, False)
+
+    def arg_update(self, r: E.Reduce, acc: E.Var, idx: E.Var) -> Stmt:
+        v = self.fresh("v", r.acc_dtype)
+        src = E.cast(r.acc_dtype, r.source)
+        if r.combiner == "argmax":
+            better = E.GE(v, acc) if r.last else E.GT(v, acc)
+        else:
+            better = E.LE(v, acc) if r.last else E.LT(v, acc)
+        return LetStmt(v, src, IfThenElse(better, seq(Assign(acc, v), Assign(idx, r.index))))
+
+    def block(self, axes, offset, body, r: E.Reduce) -> Stmt:
+        (s, ext), outer = axes[-1], axes[:-1]
+        acc = Buffer(self.fresh("acc").name, r.acc_dtype, (ext,), "local")
+        here = BufferLoad(acc, s)
+        init = BufferStore(acc, s, _init(r.combiner, r.acc_dtype))
+        update = BufferStore(acc, s, _combine(r.combiner, here, E.cast(r.acc_dtype, r.source)))
+        final = BufferStore(self.stage.buffer, offset,
+                            _replace(body, {r: E.cast(r.dtype, here)}))
+        rloops = [(a.var, a.extent) for a in r.axes]
+        stmt = seq(self.wrap([(s, ext)], init, 0, None, True),
+                   self.wrap(rloops + [(s, ext)], update, 0, None, True),
+                   self.wrap([(s, ext)], final, 0, None, True))
+        extents = [e for _, e in axes] + [a.extent for a in r.axes]
+        n_par, cond = self.parallel(outer, extents, body)
+        return self.wrap(outer, Allocate(acc, stmt), n_par, cond, False)
+
+    # ------------------------------------------------------------ choosing the inner loop
+
+    def use_block(self, axes, r: E.Reduce) -> bool:
+        if not axes or r.combiner not in _OMP_REDUCTION or self.sched.reduce_inner == "reduce":
+            return False
+        n = _static(axes[-1][1])
+        if n is None or n > self.sched.block_limit:
+            return False
+        if self.sched.reduce_inner == "spatial":
+            return True
+        loads = collect(r.source, BufferLoad)
+        spatial = self.score(axes[-1], loads)
+        best = max(self.score((a.var, a.extent), loads) for a in r.axes)
+        return spatial > best
+
+    def best_reduce_inner(self, reduces):
+        r = reduces[0]
+        if len(r.axes) < 2 or r.combiner in ("argmax", "argmin"):
+            return None
+        loads = collect(r.source, BufferLoad)
+        scores = [(self.score((a.var, a.extent), loads), k) for k, a in enumerate(r.axes)]
+        return max(scores)[1]
+
+    def score(self, axis, loads) -> float:
+        var, ext = axis
+        simp = self.simplifier()
+        total = 0
+        for load in loads:
+            lin = simp.linear(load.offset)
+            elsewhere = any(var in free_vars(a) for a in lin.terms if a is not var)
+            c = abs(lin.terms.get(var, 0))
+            # unit stride +1, small stride (a strided window) +0.5, large stride -1
+            total += -1 if elsewhere else (0 if c == 0 else (1 if c == 1 else
+                                                              (0.5 if c <= 4 else -1)))
+        n = _static(ext)
+        return total * (1.0 if n is None else min(n, 16) / 16)
+
+
+def _move_inner(r: E.Reduce, k: int) -> E.Reduce:
+    axes = list(r.axes)
+    axes.append(axes.pop(k))
+    return E.Reduce(r.combiner, r.source, axes, r.dtype, r.acc_dtype, r.index, r.last)
+
+
+def _replace(body: E.Expr, values: dict) -> E.Expr:
+    if not values:
+        return body
+    return rewrite(body, lambda x: values.get(x, x) if isinstance(x, E.Reduce) else x)
+
+
+def _combine(combiner: str, acc, src) -> E.Expr:
+    if combiner == "sum":
+        return acc + src
+    if combiner == "prod":
+        return acc * src
+    if combiner == "max":
+        return E.Max(acc, src)
+    if combiner == "min":
+        return E.Min(acc, src)
+    if combiner == "and":
+        return E.And(acc, src)
+    return E.Or(acc, src)
+
+
+def _init(combiner: str, dtype: str) -> E.Expr:
+    if combiner in ("sum", "or"):
+        return E.const(0, dtype)
+    if combiner in ("prod", "and"):
+        return E.const(1, dtype)
+    if combiner in ("max", "argmax"):
+        return E.min_value(dtype)
+    return E.max_value(dtype)
+
+
+def lower_stage(stage: Stage, sched: Schedule, dim_ranges: dict | None = None) -> Stmt:
+    """The loop nest that computes ``stage`` under ``sched``."""
+    return _Lowering(stage, sched, dim_ranges or {}).run()
