@@ -362,6 +362,8 @@ def register_library_loader(kind: str, loader: Callable[[list, dict, str], Kerne
 
 def load_library(kind: str, table: list[dict], files: dict[str, bytes],
                  target: str) -> KernelLibrary:
+    if kind == "c" and kind not in _LOADERS:
+        import relayir.codegen  # noqa: F401  (registers the C library loader)
     try:
         loader = _LOADERS[kind]
     except KeyError:

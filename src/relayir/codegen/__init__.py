@@ -17,6 +17,7 @@ from .compiler import (
     find_compiler,
 )
 from .loader import BoundCall, KernelError, KernelFunction, Library, LoadError, load_library
+from . import cpu_target  # noqa: E402,I001  (registers the cpu target with build)
 
 __all__ = [
     "BoundCall",

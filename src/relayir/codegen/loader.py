@@ -137,6 +137,9 @@ class BoundCall:
         ptrs_arg = ctypes.c_void_p(ctypes.addressof(ptrs))
         dims_arg = ctypes.c_void_p(None if dims_arr is None else ctypes.addressof(dims_arr))
         self.unchecked = functools.partial(kernel._cfunc, ptrs_arg, dims_arg)
+        # the partial may outlive this object (run loops keep only it): it must keep the
+        # pointer array and the buffers alive itself
+        self.unchecked.keep = (self._keep, self.arrays, kernel)
 
     def __call__(self) -> None:
         rc = self.unchecked()
