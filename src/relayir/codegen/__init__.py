@@ -6,6 +6,7 @@ Three pure steps, one module each: the C printer (loop IR → C string, no I/O),
 compiler at import time; the compiler is found on first use.
 """
 
+from . import cpu_target  # noqa: E402,I001  (registers the cpu target with build)
 from .cache import cache_dir, cache_enabled, clear_cache
 from .compiler import (
     CompileError,
@@ -17,7 +18,6 @@ from .compiler import (
     find_compiler,
 )
 from .loader import BoundCall, KernelError, KernelFunction, Library, LoadError, load_library
-from . import cpu_target  # noqa: E402,I001  (registers the cpu target with build)
 
 __all__ = [
     "BoundCall",
