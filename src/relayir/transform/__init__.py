@@ -5,6 +5,7 @@ Infrastructure: ``Pass``, ``Sequential``, ``PassContext``, ``module_pass``,
 the opt level of each pass and why it is there, is in ``transform.pipeline``.
 """
 
+from ..autodiff import gradient
 from ..typing.infer import infer_expr as infer_type
 from .bind import bind, bind_params
 from .canonicalize_ops import CanonicalizeOps
@@ -44,5 +45,5 @@ __all__ = [
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassTimingInstrument", "PrintIRAfter",
     "RemoveUnusedFunctions", "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",
     "ToGraphNormalForm", "VerifyAfterEachPass", "bind", "bind_params", "function_pass",
-    "get_pass", "infer_type", "module_pass", "optimize", "optimize_passes", "register_pass",
+    "get_pass", "gradient", "infer_type", "module_pass", "optimize", "optimize_passes", "register_pass",
 ]
