@@ -45,5 +45,6 @@ __all__ = [
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassTimingInstrument", "PrintIRAfter",
     "RemoveUnusedFunctions", "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",
     "ToGraphNormalForm", "VerifyAfterEachPass", "bind", "bind_params", "function_pass",
-    "get_pass", "gradient", "infer_type", "module_pass", "optimize", "optimize_passes", "register_pass",
+    "get_pass", "gradient", "infer_type", "module_pass", "optimize", "optimize_passes",
+    "register_pass",
 ]
