@@ -66,7 +66,8 @@ def main(argv=None) -> int:
     run.add_argument("model", help="built-in model name, e.g. mlp")
     run.add_argument("--executor", default="graph", choices=["graph", "debug"],
                      help="graph: build() + the graph executor; debug: the reference interpreter")
-    run.add_argument("--target", default="numpy", help="numpy (the cpu target is coming)")
+    run.add_argument("--target", default="cpu",
+                     help="cpu: generated C (needs a C compiler); numpy: reference kernels")
     run.add_argument("--opt-level", type=int, default=3, choices=range(4))
     run.add_argument("--batch", type=int, default=1)
     run.add_argument("--repeat", type=int, default=20)
