@@ -62,3 +62,9 @@ def test_main_job_command():
     out = subprocess.run([sys.executable, "-m", "relayir.cli", "run", "mlp", "--repeat", "3"],
                          capture_output=True, text=True, check=True).stdout
     assert "latency" in out and "max error" in out
+
+
+def test_import_needs_only_numpy():
+    code = ("import sys, relayir; bad = [m for m in ('torch', 'onnx', 'onnxruntime', 'scipy') "
+            "if m in sys.modules]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,20 @@
+"""Frontends: import models from other frameworks as Relay modules.
+
+The framework is imported only when its frontend is called: ``import relayir`` needs
+numpy alone.
+"""
+
+from .common import ConversionError, ConverterTable, UnsupportedOperatorError, sanitize_name
+
+
+def from_pytorch(model, input_infos, default_dtype="float32", keep_params_as_inputs=True):
+    """Import a PyTorch ``nn.Module`` or ``ExportedProgram`` (needs torch); see
+    ``relayir.frontend.pytorch.from_pytorch``."""
+    from .pytorch import from_pytorch as convert
+
+    return convert(model, input_infos, default_dtype=default_dtype,
+                   keep_params_as_inputs=keep_params_as_inputs)
+
+
+__all__ = ["ConversionError", "ConverterTable", "UnsupportedOperatorError", "from_pytorch",
+           "sanitize_name"]

@@ -1,0 +1,252 @@
+"""Import PyTorch models through ``torch.export``.
+
+``from_pytorch`` exports the model (pre-dispatch ATen: linear, conv2d, layer_norm, sdpa
+stay single ops), lists every aten op it cannot convert before converting anything, then
+walks the FX graph once: placeholders become ``@main`` parameters (user inputs first,
+then weights named after the module's parameters and buffers), each ``call_function``
+goes through the converter table in ``pytorch_ops``, and dynamic dimensions become
+``SymbolicDim``s named as the user named them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+
+import numpy as np
+import torch
+
+from ..ir.expr import Expr, Function, Tuple, TupleGetItem, Var, const
+from ..ir.module import IRModule
+from ..ir.types import Any, SymbolicDim, TensorType
+from .common import ConversionError, UnsupportedOperatorError, sanitize_name
+from .pytorch_ops import TABLE
+from .pytorch_ops.base import _CURRENT, Context, dim, relay_dtype
+
+_TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+                 "int64": torch.int64, "int32": torch.int32, "int8": torch.int8,
+                 "uint8": torch.uint8, "bool": torch.bool}
+
+# graph nodes that only compute or check Python scalars (symbolic sizes)
+_SCALAR_OPS = {operator.add, operator.sub, operator.mul, operator.floordiv, operator.truediv,
+               operator.mod, operator.neg, operator.pow}
+_CHECKS = {"aten._assert_scalar.default", "aten.sym_constrain_range_for_size.default",
+           "aten.sym_constrain_range.default", "aten._assert_async.msg",
+           "aten._assert_tensor_metadata.default"}
+
+
+def _op_name(target) -> str:
+    if isinstance(target, torch._ops.OpOverload):
+        return f"aten.{target._schema.name.split('::')[1]}.{target._overloadname}" \
+            if target.namespace == "aten" else str(target)
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        return str(target)
+    return getattr(target, "__name__", str(target))
+
+
+def _parse_info(info, default_dtype):
+    name, spec = info
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[1], (str, torch.dtype)):
+        shape, dt = spec
+    else:
+        shape, dt = spec, default_dtype
+    if isinstance(dt, torch.dtype):
+        dt = relay_dtype(dt)
+    return str(name), tuple(shape), dt
+
+
+def _example_and_dynamic(infos):
+    args, dynamic, names = [], [], {}
+    for name, shape, dt in infos:
+        dims, example = {}, []
+        for i, d in enumerate(shape):
+            if d is None or (isinstance(d, int) and d < 0) or isinstance(d, str):
+                sym = d if isinstance(d, str) else f"{name}_dim{i}"
+                dims[i] = torch.export.Dim(sanitize_name(sym).replace(".", "_"), max=1024)
+                names[dims[i].__name__] = sym
+                example.append(7 + i)  # a size that is neither 0 nor 1
+            else:
+                example.append(int(d))
+        tdt = _TORCH_DTYPES[dt]
+        if tdt.is_floating_point:
+            args.append(torch.randn(example, dtype=tdt))
+        else:
+            args.append(torch.zeros(example, dtype=tdt))
+        dynamic.append(dims or None)
+    return tuple(args), dynamic, names
+
+
+def _export(model, infos):
+    if isinstance(model, torch.export.ExportedProgram):
+        return model, {}
+    if not isinstance(model, torch.nn.Module):
+        raise ConversionError(f"from_pytorch takes an nn.Module or an ExportedProgram, "
+                              f"found {type(model).__name__}")
+    args, dynamic, names = _example_and_dynamic(infos)
+    dyn = tuple(dynamic) if any(d is not None for d in dynamic) else None
+    return torch.export.export(model.eval(), args, dynamic_shapes=dyn), names
+
+
+def missing_ops(graph) -> dict[str, int]:
+    names = [_op_name(n.target) for n in graph.nodes if n.op == "call_function"
+             and n.target not in _SCALAR_OPS and n.target is not operator.getitem
+             and _op_name(n.target) not in _CHECKS]
+    return TABLE.missing(names)
+
+
+def from_pytorch(model, input_infos, default_dtype="float32", keep_params_as_inputs=True):
+    """Import ``model`` (``nn.Module`` or ``torch.export.ExportedProgram``).
+
+    ``input_infos``: ``[(name, shape)]`` or ``[(name, (shape, dtype))]``; a dimension
+    given as ``None``, ``-1`` or a name is dynamic. Returns ``(mod, params)``: ``@main``
+    takes the user inputs, then the weights (when ``keep_params_as_inputs``), named
+    after the module's parameters and buffers; ``params`` maps those names to arrays.
+    Raises ``UnsupportedOperatorError`` naming every unconverted op with its count.
+    """
+    infos = [_parse_info(i, default_dtype) for i in input_infos]
+    exported, dim_names = _export(model, infos)
+    missing = missing_ops(exported.graph)
+    if missing:
+        raise UnsupportedOperatorError(missing, "PyTorch")
+    return _Importer(exported, infos, dim_names, keep_params_as_inputs).run()
+
+
+class _Importer:
+    def __init__(self, exported, infos, dim_names, keep_params):
+        self.ep = exported
+        self.infos = infos
+        self.dim_names = dim_names
+        self.keep_params = keep_params
+        self.ctx = Context()
+        self.env: dict = {}
+        self.user_vars: list[Var] = []
+        self.weight_vars: list[Var] = []
+        self.params: dict[str, np.ndarray] = {}
+        self.sym_dims: dict[str, object] = {}
+
+    # ------------------------------------------------------------ placeholders
+    def _state(self, target):
+        ep = self.ep
+        if target in ep.state_dict:
+            return ep.state_dict[target]
+        if target in ep.constants:
+            return ep.constants[target]
+        raise ConversionError(f"no value for the exported input {target}")
+
+    def _relay_dim(self, d):
+        d = dim(d)
+        if isinstance(d, int):
+            return d
+        key = d
+        if key not in self.sym_dims:
+            expr = d.node.expr if hasattr(d, "node") else None
+            name = self._symbol_name(key, expr)
+            self.sym_dims[key] = SymbolicDim(name) if name else Any()
+        return self.sym_dims[key]
+
+    def _symbol_name(self, key, expr):
+        return self._user_symbol.get(key)
+
+    def _tensor_type(self, val) -> TensorType:
+        return TensorType(tuple(self._relay_dim(d) for d in val.shape), relay_dtype(val.dtype))
+
+    def _collect_user_symbols(self, user_nodes):
+        self._user_symbol = {}
+        for node, (_name, shape, _) in zip(user_nodes, self.infos):
+            for d, given in zip(node.meta["val"].shape, shape):
+                if isinstance(dim(d), str):
+                    user = given if isinstance(given, str) else None
+                    self._user_symbol.setdefault(dim(d), sanitize_name(user) if user else None)
+        for sym, r in self.ep.range_constraints.items():
+            upper = getattr(r, "upper", None)
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                self.ctx.sym_bound[str(sym)] = int(upper)
+
+    def _placeholders(self):
+        sig = self.ep.graph_signature
+        kinds = {s.arg.name: s for s in sig.input_specs}
+        placeholders = [n for n in self.ep.graph.nodes if n.op == "placeholder"]
+        user = [n for n in placeholders if kinds[n.name].kind.name == "USER_INPUT"]
+        if len(user) != len(self.infos):
+            raise ConversionError(f"the model takes {len(user)} inputs, input_infos names "
+                                  f"{len(self.infos)}")
+        self._collect_user_symbols(user)
+        for node, (name, _, _) in zip(user, self.infos):
+            v = Var(sanitize_name(name), self._tensor_type(node.meta["val"]))
+            self.user_vars.append(v)
+            self._bind(node, v)
+        for node in placeholders:
+            spec = kinds[node.name]
+            if spec.kind.name == "USER_INPUT" or not node.users:
+                continue
+            value = self._state(spec.target)
+            array = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) \
+                else np.asarray(value)
+            if spec.kind.name in ("PARAMETER", "BUFFER") and self.keep_params:
+                name = sanitize_name(spec.target)
+                v = Var(name, self._tensor_type(node.meta["val"]))
+                self.weight_vars.append(v)
+                self.params[name] = array
+                self._bind(node, v)
+            else:
+                self._bind(node, const(array))
+
+    def _bind(self, node, value):
+        self.env[node] = value
+        self.ctx.record(value, node.meta.get("val"))
+        if isinstance(value, (list, tuple)) and isinstance(node.meta.get("val"), (list, tuple)):
+            for v, m in zip(value, node.meta["val"]):
+                self.ctx.record(v, m)
+
+    # ------------------------------------------------------------ nodes
+    def _arg(self, a):
+        if isinstance(a, torch.fx.Node):
+            return self.env[a]
+        if isinstance(a, (list, tuple)):
+            return type(a)(self._arg(x) for x in a)
+        if isinstance(a, dict):
+            return {k: self._arg(v) for k, v in a.items()}
+        return a
+
+    def _call(self, node):
+        val = node.meta.get("val")
+        if node.target in _SCALAR_OPS:
+            return val
+        if node.target is operator.getitem:
+            seq, i = self._arg(node.args[0]), node.args[1]
+            if isinstance(seq, Expr):
+                return TupleGetItem(seq, i)
+            return seq[i]
+        name = _op_name(node.target)
+        if name in _CHECKS:
+            return None
+        args, kwargs = self._arg(node.args), self._arg(node.kwargs)
+        if name == "aten.sym_size.int":
+            self.ctx.sym_source.setdefault(str(val), (args[0], int(args[1])))
+        self.ctx.node_val = val
+        try:
+            return TABLE[name](*args, **kwargs)
+        except ConversionError as e:
+            raise ConversionError(f"{name} (node {node.name}): {e}") from None
+
+    def run(self):
+        _CURRENT.append(self.ctx)
+        try:
+            self._placeholders()
+            out = None
+            for node in self.ep.graph.nodes:
+                if node.op == "call_function":
+                    self._bind(node, self._call(node))
+                elif node.op == "get_attr":
+                    value = getattr(self.ep.graph_module, node.target)
+                    self._bind(node, const(value.detach().cpu().numpy()))
+                elif node.op == "output":
+                    out = self._arg(node.args[0])
+        finally:
+            _CURRENT.pop()
+        outs = [o for o in (out if isinstance(out, (list, tuple)) else [out])]
+        if any(not isinstance(o, Expr) for o in outs):
+            raise ConversionError("the model returns a non-tensor value")
+        body = outs[0] if len(outs) == 1 else Tuple(outs)
+        fn = Function(self.user_vars + self.weight_vars, body)
+        return IRModule.from_expr(fn), self.params

@@ -1,0 +1,10 @@
+"""aten converter tables, one small file per family; ``TABLE`` is their union."""
+
+from ..common import ConverterTable
+from . import activation, creation, elementwise, linalg, nn, reduce, resize, shape
+
+TABLE = ConverterTable()
+for _family in (elementwise, activation, nn, shape, reduce, linalg, creation, resize):
+    TABLE.update(_family.TABLE)
+
+__all__ = ["TABLE"]

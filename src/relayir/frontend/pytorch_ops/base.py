@@ -1,0 +1,148 @@
+"""What converters may ask about the graph being imported: each argument's shape and dtype
+(from the exported graph's fake tensors), the current node's output, and small helpers
+for the Relay expressions converters build.
+
+The importer sets the current ``Context``; converters call ``shape(x)``, ``dtype(x)``,
+``out_shape()`` rather than taking a context argument, so their signatures stay those of
+the aten schema.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ... import op as _op  # noqa: F401  (registers the ops the constructors call)
+from ...ir.expr import Expr, const
+from ...op import transform as T
+from ..common import ConversionError
+
+_DTYPES = {
+    torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
+    torch.int64: "int64", torch.int32: "int32", torch.int16: "int16", torch.int8: "int8",
+    torch.uint8: "uint8", torch.bool: "bool", torch.bfloat16: "bfloat16",
+}
+
+
+def relay_dtype(dtype: torch.dtype) -> str:
+    if dtype not in _DTYPES:
+        raise ConversionError(f"dtype {dtype} has no Relay equivalent")
+    return _DTYPES[dtype]
+
+
+class Context:
+    """Per-import state: expression id -> fake tensor, the node being converted, symbols."""
+
+    def __init__(self):
+        self.meta: dict[int, object] = {}
+        self.keep: list = []  # keeps ids stable while the import runs
+        self.node_val = None
+        self.sym_source: dict[str, tuple[Expr, int]] = {}  # "s0" -> (tensor, axis)
+        self.sym_bound: dict[str, int] = {}  # "s0" -> an upper bound, when known
+
+    def record(self, expr, val) -> None:
+        if isinstance(expr, Expr) and isinstance(val, torch.Tensor):
+            self.meta[id(expr)] = val
+            self.keep.append(expr)
+
+
+_CURRENT: list[Context] = []
+
+
+def ctx() -> Context:
+    return _CURRENT[-1]
+
+
+def _val(x):
+    try:
+        return ctx().meta[id(x)]
+    except KeyError:
+        raise ConversionError(f"no shape known for {type(x).__name__}") from None
+
+
+def dim(d):
+    """An int for a static dimension, the symbol's name (``"s0"``) for a dynamic one."""
+    if isinstance(d, torch.SymInt):
+        n = d.node.maybe_as_int()
+        return str(d) if n is None else int(n)
+    return d if isinstance(d, str) else int(d)
+
+
+def is_dyn(d) -> bool:
+    return isinstance(d, (str, torch.SymInt))
+
+
+def shape(x) -> tuple:
+    return tuple(dim(d) for d in _val(x).shape)
+
+
+def ndim(x) -> int:
+    return _val(x).dim()
+
+
+def dtype(x) -> str:
+    if isinstance(x, Expr):
+        return relay_dtype(_val(x).dtype)
+    return "bool" if isinstance(x, bool) else "int64" if isinstance(x, int) else "float32"
+
+
+def out_val():
+    return ctx().node_val
+
+
+def out_shape(i: int | None = None) -> tuple:
+    v = out_val() if i is None else out_val()[i]
+    return tuple(dim(d) for d in v.shape)
+
+
+def out_dtype(i: int | None = None) -> str:
+    v = out_val() if i is None else out_val()[i]
+    return relay_dtype(v.dtype)
+
+
+def axis(a: int, n: int) -> int:
+    return a + n if a < 0 else a
+
+
+def static(*dims) -> bool:
+    return all(isinstance(d, int) for d in dims)
+
+
+def scalar(value, dtype_: str) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, torch.SymInt):
+        raise ConversionError("a symbolic scalar used as a tensor value")
+    return const(np.asarray(value).astype(dtype_))
+
+
+def cast_to(x, dtype_: str):
+    """``x`` as a Relay expression of ``dtype_`` (Python scalars become constants)."""
+    if not isinstance(x, Expr):
+        return scalar(x, dtype_)
+    if id(x) not in ctx().meta:  # built by a converter: already of the dtype it chose
+        return x
+    return x if dtype(x) == dtype_ else T.cast(x, dtype_)
+
+
+def reshape_to(x, target, src=None) -> Expr:
+    """Reshape to ``target`` whose entries are ints or symbol names: a symbol at the same
+    position as in ``x`` is copied (Relay's 0), one other symbol is inferred (-1)."""
+    src = tuple(dim(d) for d in src) if src is not None else shape(x)
+    target = tuple(dim(d) for d in target)
+    if src == target:
+        return x
+    newshape, inferred = [], 0
+    for i, d in enumerate(target):
+        if isinstance(d, int):
+            if d == 0:
+                raise ConversionError("reshape to a zero-size dimension")
+            newshape.append(d)
+        elif i < len(src) and src[i] == d:
+            newshape.append(0)
+        else:
+            inferred += 1
+            newshape.append(-1)
+    if inferred > 1:
+        raise ConversionError(f"reshape {src} -> {target} has more than one unknown dim")
+    return T.reshape(x, newshape)
