@@ -42,8 +42,8 @@ def test_foldl_over_a_list_of_tensors():
 
 
 def test_map_foldr_length_nth_concat_rev():
-    assert floats(run(f"def @main() {{ @map(fn (%x: float32) {{ multiply(%x, 2f) }}, {LIST3}) }}")) \
-        == [2, 4, 6]
+    assert floats(run(f"def @main() {{ @map(fn (%x: float32) {{ multiply(%x, 2f) }}, "
+                      f"{LIST3}) }}")) == [2, 4, 6]
     assert float(run(f"def @main() {{ @foldr(fn (%x: float32, %acc: float32) "
                      f"{{ subtract(%x, %acc) }}, 0f, {LIST3}) }}")) == 1 - (2 - (3 - 0))
     assert int(run(f"def @main() {{ @length({LIST3}) }}")) == 3

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from relayir.codegen import (
-    CompilerNotFoundError,
     CompilerWarning,
     cache_dir,
     cache_enabled,
@@ -28,23 +27,7 @@ int32_t scale(void* const* args, const int64_t* dims) {
 """
 
 
-def _has_cc():
-    try:
-        find_compiler()
-    except CompilerNotFoundError:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(not _has_cc(), reason="no C compiler on this machine")
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    for var in ("CC", "RELAYIR_CFLAGS", "RELAYIR_NO_CACHE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("RELAYIR_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+pytestmark = [pytest.mark.needs_cc, pytest.mark.usefixtures("cache")]
 
 
 @pytest.fixture

@@ -30,23 +30,8 @@ int32_t add_one(void* const* args, const int64_t* dims) {
 """
 
 
-def _has_cc():
-    try:
-        find_compiler()
-    except CompilerNotFoundError:
-        return False
-    return True
-
-
-needs_cc = pytest.mark.skipif(not _has_cc(), reason="no C compiler on this machine")
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    for var in ("CC", "RELAYIR_CFLAGS", "RELAYIR_NO_CACHE"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("RELAYIR_CACHE_DIR", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+needs_cc = pytest.mark.needs_cc
+pytestmark = pytest.mark.usefixtures("cache")
 
 
 def _fake_cc(tmp_path, body):

@@ -8,7 +8,6 @@ import pytest
 
 import relayir
 from relayir.codegen import (
-    CompilerNotFoundError,
     KernelError,
     LoadError,
     compile_source,
@@ -61,15 +60,7 @@ int32_t nop(void* const* args, const int64_t* dims) { (void)args; (void)dims; re
 """
 
 
-def _has_cc():
-    try:
-        find_compiler()
-    except CompilerNotFoundError:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(not _has_cc(), reason="no C compiler on this machine")
+pytestmark = pytest.mark.needs_cc
 
 
 @pytest.fixture(scope="module")

@@ -62,16 +62,6 @@ def call(f, *args):
     return Call(f, tuple(args))
 
 
-@pytest.fixture
-def list_adt():
-    header, a = GlobalTypeVar("List"), TypeVar("A")
-    cons = Constructor("Cons", [a, TypeCall(header, [a])], header)
-    nil = Constructor("Nil", [], header)
-    mod = relay.IRModule()
-    mod.add_type(TypeData(header, [a], [cons, nil]))
-    return mod, header, cons, nil
-
-
 @dataclasses.dataclass(frozen=True)
 class _ToyAttrs(Attrs):
     units: int | None = None
@@ -339,8 +329,8 @@ def test_op_attrs(toy_op):
             'nested=[[0, 1], [], ["a"]])') in text
 
 
-def test_adts_and_every_pattern(list_adt):
-    mod, header, cons, nil = list_adt
+def test_adts_and_every_pattern(list_mod):
+    mod, header, cons, nil = list_mod
     opt = GlobalTypeVar("Option")
     b = TypeVar("B")
     some, none = Constructor("Some", [b], opt), Constructor("None", [], opt)
@@ -371,8 +361,8 @@ def test_adts_and_every_pattern(list_adt):
     assert relay.astext(PatternTuple([PatternWildcard()])) == "(_,)"
 
 
-def test_init_module_types_and_functions_are_visible(list_adt):
-    mod, header, cons, nil = list_adt
+def test_init_module_types_and_functions_are_visible(list_mod):
+    mod, header, cons, nil = list_mod
     x = relay.var("x", shape=(2,))
     mod["wrap"] = relay.Function([x], cons(x, nil()))
     parsed = relay.parse(

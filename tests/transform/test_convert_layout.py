@@ -10,21 +10,11 @@ from relayir.errors import Error
 from relayir.ir.expr import Call
 from relayir.ir.functor import post_order
 from relayir.testing.models import get_workload, make_inputs
+from relayir.testing.pass_check import assert_same_results, random_inputs, results
 from relayir.transform import bind_params
 from relayir.transform.convert_layout import ConvertLayout
 
 NHWC = {"nn.conv2d": ["NHWC", "default"]}
-
-
-def inputs_for(mod, seed=1):
-    rng = np.random.default_rng(seed)
-    return [rng.normal(size=[int(d) for d in p.type_annotation.shape]).astype("float32")
-            for p in mod["main"].params]
-
-
-def run(mod, args):
-    out = relay.create_executor("debug", mod).evaluate()(*args)
-    return np.concatenate([np.ravel(o) for o in out]) if isinstance(out, tuple) else out
 
 
 def transforms(mod) -> list[Call]:
@@ -53,8 +43,8 @@ def check(before: str, after: str | None, desired=None, consts=None):
                                               if k in [p.name_hint for p in
                                                        expected["main"].params]})
         relay.assert_structural_equal(out["main"], expected["main"])
-    args = inputs_for(mod)
-    np.testing.assert_allclose(run(out, args), run(mod, args), rtol=1e-5, atol=1e-5)
+    args = random_inputs(mod)
+    assert_same_results(results(out, args), results(mod, args), atol=1e-5)
     assert relay.parse(out.astext())  # the result prints and parses back
     return out
 
@@ -128,8 +118,8 @@ def @main(%x: Tensor[(1, 4, 6, 6), float32], %w: Tensor[(8, 4, 1, 1), float32],
     assert text.count("%b, src_layout") == 1  # moved once, used twice
     assert "expand_dims(%hw, num_newaxis=2)" in text  # (H, W) → (1, 1, H, W) → NHWC
     assert len(data_path_transforms(out)) == 4  # x in, b, hw, result out
-    args = inputs_for(mod)
-    np.testing.assert_allclose(run(out, args), run(mod, args), rtol=1e-5, atol=1e-5)
+    args = random_inputs(mod)
+    assert_same_results(results(out, args), results(mod, args), atol=1e-5)
 
 
 def test_unconverted_consumers_get_the_original_layout():
@@ -248,7 +238,7 @@ def resnet18():
     mod, params, _ = get_workload("resnet18", image_size=32)
     mod = bind_params(mod, {k: relay.const(v) for k, v in params.items()})
     inputs = list(make_inputs("resnet18", mod).values())
-    return mod, inputs, run(mod, inputs)
+    return mod, inputs, results(mod, inputs)
 
 
 def test_resnet18_nhwc_with_batch_norm(resnet18):
@@ -258,7 +248,7 @@ def test_resnet18_nhwc_with_batch_norm(resnet18):
              if type(n) is Call and getattr(n.op, "name", None) == "nn.conv2d"]
     assert len(convs) == 20 and all(c.attrs.data_layout == "NHWC" for c in convs)
     assert len(data_path_transforms(out)) == 2  # the input, and before batch_flatten
-    np.testing.assert_allclose(run(out, inputs), expected, rtol=1e-5, atol=1e-5)
+    assert_same_results(results(out, inputs), expected, rtol=1e-5, atol=1e-5)
 
 
 def test_resnet18_nhwc_after_simplify_inference_then_fold_constant(resnet18):
@@ -268,7 +258,7 @@ def test_resnet18_nhwc_after_simplify_inference_then_fold_constant(resnet18):
     mod, inputs, expected = resnet18
     out = FoldConstant()(ConvertLayout(NHWC)(FoldConstant()(SimplifyInference()(mod))))
     assert len(transforms(out)) == 2  # weight and (C, 1, 1) transforms all folded
-    np.testing.assert_allclose(run(out, inputs), expected, rtol=1e-4, atol=1e-4)
+    assert_same_results(results(out, inputs), expected, rtol=1e-4, atol=1e-4)
 
 
 # ---------------------------------------------------------------- random conv programs
@@ -333,14 +323,14 @@ def test_random_conv_programs_keep_their_meaning(seed):
 
     mod, args, lay = random_conv_program(seed)
     other = "NHWC" if lay == "NCHW" else "NCHW"
-    expected = run(mod, args)
+    expected = results(mod, args)
     pipelines = [
         ConvertLayout({"nn.conv2d": [other, "default"]}),
         ConvertLayout({"nn.conv2d": [other, "OHWI"], "nn.max_pool2d": ["NHWC"]}),
         FoldScaleAxis(),
     ]
     pipelines.append(lambda m: FoldScaleAxis()(FoldConstant()(pipelines[0](m))))
+    scale = max(1.0, *(float(np.abs(e).max()) for e in expected))
     for p in pipelines:
-        got = run(FoldConstant()(p(mod)), args)
-        np.testing.assert_allclose(got, expected, rtol=1e-4,
-                                   atol=1e-4 * max(1.0, float(np.abs(expected).max())))
+        got = results(FoldConstant()(p(mod)), args)
+        assert_same_results(got, expected, rtol=1e-4, atol=1e-4 * scale)

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
-import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.ir.analysis import check_well_formed
-from relayir.ir.expr import Call, Function, GlobalVar, Let, Op, Var
+from relayir.ir.expr import Call, Op
 from relayir.ir.functor import post_order
-from relayir.ir.structural import assert_structural_equal
-from relayir.ir.types import FuncType, TensorType
+from relayir.ir.types import TensorType
+from relayir.testing import pass_check
+from relayir.testing.pass_check import (
+    CHAIN_TYPE,
+    assert_same_results,
+    check_pass,
+    parse,
+    results,
+    typed_chain,
+    wrap_calls,
+)
 from relayir.testing.random_programs import random_program
-from relayir.transform import PassContext, VerifyAfterEachPass
 from relayir.transform.eliminate_common_subexpr import (
     EliminateCommonSubexpr,
     eliminate_common_subexpr,
@@ -22,58 +29,18 @@ from relayir.transform.eliminate_common_subexpr import (
 from relayir.transform.to_a_normal_form import ToANormalForm
 from relayir.typing.infer import infer_module
 
-HEADER = '#[version = "0.0.5"]\n'
-
-
-def parse(text, mod=None):
-    return relay.parse(HEADER + text, init_module=mod)
-
-
-def run_pass(p, mod):
-    out = p(mod)
-    assert out is not mod
-    assert_types_are_inferred_ones(out)
-    with PassContext(opt_level=3, instruments=[VerifyAfterEachPass()]):
-        assert_structural_equal(p(mod), out)
-    return out
-
-
-def assert_types_are_inferred_ones(mod):
-    nodes = [n for fn in mod.functions.values() for n in post_order(fn) if type(n) is not Op]
-    for fn in mod.functions.values():
-        check_well_formed(fn)
-    assert all(n.has_type for n in nodes)
-    own = [n.checked_type for n in nodes]
-    infer_module(mod.copy())
-    for n, ty in zip(nodes, own):
-        assert_structural_equal(ty, n.checked_type)
-
-
-def text(mod):
-    return mod.astext(show_types=False)
+# CSE is an opt-level-3 pass: it is checked under that level
+run_pass = functools.partial(pass_check.run_pass, opt_level=3)
 
 
 def check(before, after, fskip=None, mod=None):
     """Structural equality does not see sharing; the printed text does."""
-    out = run_pass(EliminateCommonSubexpr(fskip), parse(before, mod))
-    expected = parse(after, mod)
-    assert_structural_equal(out, expected)
-    assert text(out) == text(expected)
-    return out
+    return check_pass(EliminateCommonSubexpr(fskip), before, after, mod, opt_level=3,
+                      same_text=True)
 
 
 def nodes(mod):
     return len(post_order(mod["main"]))
-
-
-def results(mod, inputs):
-    return _flat(relay.create_executor("debug", mod).evaluate()(*inputs))
-
-
-def _flat(v):
-    if isinstance(v, tuple):
-        return [x for e in v for x in _flat(e)]
-    return [np.asarray(v)]
 
 
 # ---------------------------------------------------------------- text → text
@@ -208,25 +175,15 @@ def test_expression_entry_point_and_opt_level():
 
 
 def duplicated(mod):
-    """The same program with every op call built twice (so CSE has work to do)."""
-    from relayir.ir.functor import ExprMutator
+    """The same program with every float op call built twice (so CSE has work to do)."""
 
-    class Dup(ExprMutator):
-        def visit_call(self, call):
-            new = super().visit_call(call)
-            if isinstance(new.op, Op):
-                twin = Call(new.op, new.args, new.attrs, new.type_args)
-                return Call(relay.get_op("maximum"), (new, twin)) \
-                    if _is_float_tensor(call) else new
-            return new
+    def twice(call, ty):
+        if isinstance(call.op, Op) and isinstance(ty, TensorType) and ty.dtype == "float32":
+            twin = Call(call.op, call.args, call.attrs, call.type_args)
+            return Call(relay.get_op("maximum"), (call, twin))
+        return call
 
-    fn = mod["main"]
-    return relay.IRModule.from_expr(Function(fn.params, Dup().visit(fn.body)))
-
-
-def _is_float_tensor(call):
-    ty = call.checked_type if call.has_type else None
-    return isinstance(ty, TensorType) and ty.dtype == "float32"
+    return wrap_calls(mod, twice)
 
 
 @pytest.mark.parametrize("seed", range(50))
@@ -236,47 +193,28 @@ def test_random_programs_keep_their_meaning(seed):
     mod = duplicated(mod)
     out = run_pass(EliminateCommonSubexpr(), mod)
     assert nodes(out) < nodes(mod)
-    for a, b in zip(results(mod, inputs), results(out, inputs)):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert_same_results(results(mod, inputs), results(out, inputs))
     anf = run_pass(EliminateCommonSubexpr(), ToANormalForm()(mod))  # works on lets too
-    for a, b in zip(results(mod, inputs), results(anf, inputs)):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert_same_results(results(mod, inputs), results(anf, inputs))
 
 
 # ---------------------------------------------------------------- scale
 
 
-def typed_chain(kind: str, n: int = 100_000) -> relay.IRModule:
-    """``n`` ops in one chain (each op computed twice), or ``n`` lets; typed as built."""
-    ty = TensorType((2,), "float32")
-    x = relay.var("x", ty)
-    x.set_checked_type(ty)
-    e, lets = x, []
-    for i in range(n):
-        if kind == "ops" and i % 2:  # add(neg(e), neg(e)) with two distinct neg nodes
-            a, b = relay.negative(e), relay.negative(e)
-            a.set_checked_type(ty)
-            b.set_checked_type(ty)
-            e = relay.add(a, b)
-        else:
-            e = relay.tanh(e)
-        e.set_checked_type(ty)
-        if kind == "lets":
-            v = Var(f"v{i}")
-            v.set_checked_type(ty)
-            lets.append((v, e))
-            e = v
-    for v, value in reversed(lets):
-        e = Let(v, value, e)
-        e.set_checked_type(ty)
-    fn = Function([x], e)
-    fn.set_checked_type(FuncType([ty], ty))
-    return relay.IRModule({GlobalVar("main"): fn})
+def twice_negated(e, i):
+    """``add(neg(e), neg(e))`` with two distinct ``neg`` nodes, or ``tanh(e)``, in turn."""
+    if i % 2 == 0:
+        return relay.tanh(e)
+    a, b = relay.negative(e), relay.negative(e)
+    a.set_checked_type(CHAIN_TYPE)
+    b.set_checked_type(CHAIN_TYPE)
+    return relay.add(a, b)
 
 
 @pytest.mark.parametrize("kind", ["ops", "lets"])
 def test_long_chains(kind):
-    mod = typed_chain(kind)
+    # each op computed twice in the chain; the lets bind ``tanh``s, nothing to merge
+    mod = typed_chain(kind, step=twice_negated if kind == "ops" else lambda e, i: relay.tanh(e))
     start = time.process_time()
     out = EliminateCommonSubexpr()(mod)
     elapsed = time.process_time() - start

@@ -2,71 +2,32 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.ir.analysis import check_well_formed
-from relayir.ir.expr import Call, Function, GlobalVar, Let, Op, Var
+from relayir.ir.expr import Call, Function, Let, Var
 from relayir.ir.functor import post_order
-from relayir.ir.structural import assert_structural_equal
-from relayir.ir.types import FuncType, TensorType
+from relayir.testing import pass_check
+from relayir.testing.pass_check import (
+    assert_same_results,
+    check_pass,
+    results,
+    run_pass,
+    typed_chain,
+)
 from relayir.testing.random_programs import random_program
-from relayir.transform import PassContext, VerifyAfterEachPass
 from relayir.transform.dead_code import DeadCodeElimination, eliminate_dead_code
-from relayir.typing.infer import infer_module
 
-HEADER = '#[version = "0.0.5"]\n'
-T = "Tensor[(2), float32]"
-
-
-def parse(text, mod=None):
-    return relay.parse(HEADER + text.replace("T2", T), init_module=mod)
+T2 = {"T2": "Tensor[(2), float32]"}
+parse = functools.partial(pass_check.parse, aliases=T2)
 
 
-def run_pass(p, mod):
-    out = p(mod)
-    assert out is not mod
-    assert_types_are_inferred_ones(out)
-    with PassContext(instruments=[VerifyAfterEachPass()]):
-        assert_structural_equal(p(mod), out)
-    return out
-
-
-def assert_types_are_inferred_ones(mod):
-    """The pass types its new nodes itself: they must agree with inference from scratch."""
-    nodes = [n for fn in mod.functions.values() for n in post_order(fn) if type(n) is not Op]
-    for fn in mod.functions.values():
-        check_well_formed(fn)
-    assert all(n.has_type for n in nodes)
-    own = [n.checked_type for n in nodes]
-    infer_module(mod.copy())
-    for n, ty in zip(nodes, own):
-        assert_structural_equal(ty, n.checked_type)
-
-
-def check(before, after, inline_once=False):
-    out = run_pass(DeadCodeElimination(inline_once), parse(before))
-    assert_structural_equal(out, parse(after))
-    return out
-
-
-def results(mod, inputs):
-    return _flat(relay.create_executor("debug", mod).evaluate()(*inputs))
-
-
-def _flat(v):
-    if isinstance(v, tuple):
-        return [x for e in v for x in _flat(e)]
-    return [np.asarray(v)]
-
-
-def assert_same_results(a, b):
-    assert len(a) == len(b)
-    for x, y in zip(a, b):
-        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
+def check(before, after, inline_once=False, mod=None):
+    return check_pass(DeadCodeElimination(inline_once), before, after, mod, aliases=T2)
 
 
 # ---------------------------------------------------------------- text → text
@@ -109,8 +70,7 @@ def @main(%xs: List[T2], %c: bool, %x: T2) {
     Nil => %r,
   }
 }"""
-    out = run_pass(DeadCodeElimination(), parse(src, mod))
-    assert_structural_equal(out, parse(expected, mod))
+    check(src, expected, mod=mod)
 
 
 def test_reference_writes_stay_reads_and_creations_go():
@@ -240,7 +200,7 @@ def @main(%x: T2) {
   let %total = @foldl(%step, %x, %xs);
   let %ignored = @map(fn (%e) { tanh(%e) }, %xs);
   (%total, ref_read(%r))
-}""", mod)
+}""", mod=mod)
     inputs = [np.array([1.0, 2.0], "float32")]
     for inline_once in (False, True):
         out = run_pass(DeadCodeElimination(inline_once), mod)
@@ -252,32 +212,6 @@ def @main(%x: T2) {
 
 
 # ---------------------------------------------------------------- scale
-
-
-def typed_chain(kind: str, n: int = 100_000, dead: bool = False) -> relay.IRModule:
-    """``n`` ops in one dataflow chain, or ``n`` lets in one chain; typed as built.
-
-    ``dead``: the let chain's result is ``%x``, so every binding is dead."""
-    ty = TensorType((2,), "float32")
-    x = relay.var("x", ty)
-    x.set_checked_type(ty)
-    e, lets = x, []
-    for i in range(n):
-        e = relay.add(e, e) if i % 2 else relay.negative(e)
-        e.set_checked_type(ty)
-        if kind == "lets":
-            v = Var(f"v{i}")
-            v.set_checked_type(ty)
-            lets.append((v, e))
-            e = v
-    if dead:
-        e = x
-    for v, value in reversed(lets):
-        e = Let(v, value, e)
-        e.set_checked_type(ty)
-    fn = Function([x], e)
-    fn.set_checked_type(FuncType([ty], ty))
-    return relay.IRModule({GlobalVar("main"): fn})
 
 
 @pytest.mark.parametrize("kind,dead,inline_once", [

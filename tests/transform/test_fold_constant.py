@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 
 import numpy as np
@@ -13,46 +11,21 @@ import relayir as relay
 from relayir.ir.expr import Call, Constant, Op
 from relayir.ir.functor import ExprMutator, post_order
 from relayir.ir.structural import assert_structural_equal
+from relayir.testing.pass_check import (
+    assert_same_results,
+    assert_types_are_inferred_ones,
+    evaluate,
+    parse,
+)
 from relayir.testing.random_programs import random_program
 from relayir.transform.fold_constant import FoldConstant
-from relayir.typing.infer import infer_module
-
-HEAD = '#[version = "0.0.5"]\n'
-
-
-def meta(*arrays) -> str:
-    """The ``#[metadata]`` section for ``meta[relay.Constant][i]`` = ``arrays[i]``."""
-    entries = []
-    for a in arrays:
-        a = np.asarray(a)
-        raw = a.astype(a.dtype.newbyteorder("<")).tobytes()
-        entries.append(json.dumps({"dtype": a.dtype.name, "shape": list(a.shape),
-                                   "data": base64.b64encode(raw).decode("ascii")}))
-    return '\n#[metadata]\n{"relay.Constant": [\n' + ",\n".join(entries) + "\n]}\n"
-
-
-def parse(body: str, *arrays) -> relay.IRModule:
-    return relay.parse(HEAD + body + (meta(*arrays) if arrays else ""))
 
 
 def check(before: relay.IRModule, expected: relay.IRModule) -> relay.IRModule:
     after = FoldConstant()(before)
     assert_structural_equal(after, expected)
-    assert_typed(after)
+    assert_types_are_inferred_ones(after)
     return after
-
-
-def assert_typed(mod):
-    """Every node carries a type, and it is the one a fresh inference gives it."""
-    kept = {}
-    for f in mod.functions.values():
-        for node in post_order(f):
-            if not isinstance(node, (Op, relay.GlobalVar)):
-                assert node.has_type, f"untyped {type(node).__name__}"
-                kept[node] = node.checked_type
-    infer_module(mod.copy())  # types the same nodes again
-    for node, ty in kept.items():
-        assert node.checked_type == ty, f"{ty} kept, {node.checked_type} inferred"
 
 
 A = np.arange(6, dtype="float32").reshape(2, 3)
@@ -187,7 +160,7 @@ def test_result_is_typed_without_input_types():
     mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, relay.add(c, c))))
     assert not mod["main"].has_type
     out = FoldConstant()(mod)
-    assert_typed(out)
+    assert_types_are_inferred_ones(out)
     assert out is not mod
     assert isinstance(out["main"].body.args[1], Constant)
 
@@ -204,25 +177,12 @@ def _inject_constant_subgraphs(mod):
     return relay.IRModule.from_expr(relay.Function(fn.params, Inject().visit(fn.body)))
 
 
-def _run(mod, inputs):
-    return relay.create_executor("debug", mod).evaluate()(*inputs)
-
-
-def _assert_close(a, b):
-    if isinstance(a, tuple):
-        assert isinstance(b, tuple) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _assert_close(x, y)
-    else:
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-
-
 @pytest.mark.parametrize("seed", range(50))
 def test_random_programs_keep_their_meaning(seed):
     mod, inputs = random_program(seed)
     mod = _inject_constant_subgraphs(mod)
     after = FoldConstant()(mod)
-    _assert_close(_run(after, inputs), _run(mod, inputs))
+    assert_same_results(evaluate(after, inputs), evaluate(mod, inputs))
     for node in post_order(after["main"]):
         if isinstance(node, Call) and isinstance(node.op, Op) and node.args:
             assert not all(isinstance(a, Constant) for a in node.args), node.op.name

@@ -15,6 +15,7 @@ import relayir as relay
 from relayir.ir.expr import Call
 from relayir.ir.functor import post_order
 from relayir.testing.models import get_workload, make_inputs
+from relayir.testing.pass_check import assert_same_results, random_inputs, results
 from relayir.transform import PassContext, Sequential, bind_params
 from relayir.transform.fold_scale_axis import (
     BackwardFoldScaleAxis,
@@ -34,24 +35,13 @@ def bind(text: str, consts: dict) -> relay.IRModule:
     return bind_params(mod, {k: relay.const(v) for k, v in consts.items()})
 
 
-def inputs_for(mod, seed=1):
-    rng = np.random.default_rng(seed)
-    return [rng.normal(size=[int(d) for d in p.type_annotation.shape]).astype("float32")
-            for p in mod["main"].params]
-
-
-def run(mod, args):
-    out = relay.create_executor("debug", mod).evaluate()(*args)
-    return np.concatenate([np.ravel(o) for o in out]) if isinstance(out, tuple) else out
-
-
 def check(before, consts, after_text, after_consts, pass_=FoldScaleAxis):
     mod = bind(before, consts)
     out = pass_()(mod)
     expected = bind(after_text, after_consts)
     relay.assert_structural_equal(out["main"], expected["main"])
-    args = inputs_for(mod)
-    np.testing.assert_allclose(run(out, args), run(mod, args), rtol=1e-5, atol=1e-5)
+    args = random_inputs(mod)
+    assert_same_results(results(out, args), results(mod, args), atol=1e-5)
     return out
 
 
@@ -172,8 +162,8 @@ def @main(%x: Tensor[(1, 4, 6, 6), float32], %w: Tensor[(8, 4, 3, 3), float32],
 """, {"s": POS8})
     out = FoldScaleAxis()(mod)
     assert "divide" not in out.astext(show_meta_data=False)
-    args = inputs_for(mod)
-    np.testing.assert_allclose(run(out, args), run(mod, args), rtol=1e-5, atol=1e-5)
+    args = random_inputs(mod)
+    assert_same_results(results(out, args), results(mod, args), atol=1e-5)
 
 
 # ---------------------------------------------------------------- forward
@@ -376,7 +366,7 @@ def resnet18():
     mod, params, _ = get_workload("resnet18", image_size=32)
     mod = bind_params(mod, {k: relay.const(v) for k, v in params.items()})
     inputs = make_inputs("resnet18", mod)
-    return mod, inputs, run(mod, list(inputs.values()))
+    return mod, inputs, results(mod, list(inputs.values()))
 
 
 def test_resnet18_batch_norm_scales_fold_into_conv_weights(resnet18):
@@ -394,8 +384,8 @@ def test_resnet18_batch_norm_scales_fold_into_conv_weights(resnet18):
         if type(node) is Call and getattr(node.op, "name", None) in ("multiply", "divide"):
             assert not any(getattr(getattr(a, "op", None), "name", "") == "nn.conv2d"
                            for a in node.args)
-    got = run(out, list(inputs.values()))
-    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    got = results(out, list(inputs.values()))
+    assert_same_results(got, expected, rtol=1e-4, atol=1e-4)
 
 
 def test_resnet18_unfolded_constants_and_unbound_weights(resnet18):
@@ -423,5 +413,5 @@ def test_resnet18_nhwc_pipeline(resnet18):
     out = FoldConstant()(ConvertLayout({"nn.conv2d": ["NHWC", "default"]})(out))
     out = FoldConstant()(FoldScaleAxis()(out))
     assert not _calls(out, "multiply") and len(_calls(out, "layout_transform")) == 2
-    got = run(out, list(inputs.values()))
-    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    got = results(out, list(inputs.values()))
+    assert_same_results(got, expected, rtol=1e-4, atol=1e-4)

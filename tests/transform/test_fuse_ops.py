@@ -1,11 +1,11 @@
 """FuseOps: input text -> expected text for each fusion rule, then semantics on random
 programs and ResNet-18, the 100,000-op chain, and DefuseOps round trips."""
 
-import numpy as np
 import pytest
 
 import relayir as relay
 from relayir.ir.functor import post_order
+from relayir.testing.pass_check import assert_same_results, evaluate
 from relayir.testing.random_programs import random_program
 from relayir.transform import InferType, PassContext, Sequential, get_pass
 from relayir.transform.fuse_ops import DefuseOps, FuseOps, count_primitive_functions
@@ -602,26 +602,13 @@ def test_100k_op_chain_without_recursion():
     assert e is x and max(sizes) == 256 and sum(sizes) == 100_000
 
 
-def _flatten(value):
-    if isinstance(value, (tuple, list)):
-        return [leaf for v in value for leaf in _flatten(v)]
-    return [np.asarray(getattr(value, "data", value))]
-
-
-def _assert_same(a, b, rtol=1e-5, atol=1e-5):
-    fa, fb = _flatten(a), _flatten(b)
-    assert len(fa) == len(fb)
-    for x, y in zip(fa, fb):
-        np.testing.assert_allclose(x, y, rtol=rtol, atol=atol)
-
-
 @pytest.mark.parametrize("seed", range(50))
 def test_random_programs_keep_their_meaning(seed):
     mod, inputs = random_program(seed)
-    expected = relay.create_executor("debug", mod).evaluate()(*inputs)
+    expected = evaluate(mod, inputs)
     for opt_level in (0, 2):
         out = fuse(mod, opt_level=opt_level)
-        _assert_same(relay.create_executor("debug", out).evaluate()(*inputs), expected)
+        assert_same_results(evaluate(out, inputs), expected, atol=1e-5)
         relay.assert_structural_equal(DefuseOps()(out), InferType()(mod))
 
 
@@ -669,10 +656,9 @@ def test_resnet18_conv2d_groups_hold_their_epilogues():
         raw_fused, fused = FuseOps()(raw), FuseOps()(simple)
     print(f"resnet18: {count_primitive_functions(raw_fused)} primitive functions with batch "
           f"norm, {count_primitive_functions(fused)} once batch norm is simplified")
-    run = relay.create_executor
     for before, after in ((raw, raw_fused), (simple, fused)):
-        _assert_same(run("debug", after).evaluate()(**inputs),
-                     run("debug", before).evaluate()(**inputs), rtol=1e-4, atol=1e-4)
+        assert_same_results(evaluate(after, inputs), evaluate(before, inputs), rtol=1e-4,
+                            atol=1e-4)
 
     groups = []
     for node in post_order(fused["main"]):

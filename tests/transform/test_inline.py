@@ -2,64 +2,29 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
-import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.ir.analysis import check_well_formed
 from relayir.ir.expr import Call, Function, GlobalVar, Let, Op, Var
 from relayir.ir.functor import post_order
-from relayir.ir.structural import assert_structural_equal
 from relayir.ir.types import FuncType, TensorType
+from relayir.testing import pass_check
+from relayir.testing.pass_check import (
+    assert_same_results,
+    check_pass,
+    results,
+    run_pass,
+    typed_chain_function,
+)
 from relayir.testing.random_programs import random_program
-from relayir.transform import PassContext, VerifyAfterEachPass
 from relayir.transform.inline import Inline, cyclic_globals
-from relayir.typing.infer import infer_module
 
-HEADER = '#[version = "0.0.5"]\n'
-T = "Tensor[(2), float32]"
-
-
-def parse(text, mod=None):
-    return relay.parse(HEADER + text.replace("T2", T), init_module=mod)
-
-
-def run_pass(mod):
-    out = Inline()(mod)
-    assert out is not mod
-    assert_types_are_inferred_ones(out)
-    with PassContext(instruments=[VerifyAfterEachPass()]):
-        assert_structural_equal(Inline()(mod), out)
-    return out
-
-
-def assert_types_are_inferred_ones(mod):
-    nodes = [n for fn in mod.functions.values() for n in post_order(fn) if type(n) is not Op]
-    for fn in mod.functions.values():
-        check_well_formed(fn)
-    assert all(n.has_type for n in nodes)
-    own = [n.checked_type for n in nodes]
-    infer_module(mod.copy())
-    for n, ty in zip(nodes, own):
-        assert_structural_equal(ty, n.checked_type)
-
-
-def check(before, after, mod=None):
-    out = run_pass(parse(before, mod))
-    assert_structural_equal(out, parse(after, mod))
-    return out
-
-
-def results(mod, inputs):
-    return _flat(relay.create_executor("debug", mod).evaluate()(*inputs))
-
-
-def _flat(v):
-    if isinstance(v, tuple):
-        return [x for e in v for x in _flat(e)]
-    return [np.asarray(v)]
+T2 = {"T2": "Tensor[(2), float32]"}
+parse = functools.partial(pass_check.parse, aliases=T2)
+check = functools.partial(check_pass, Inline(), aliases=T2)
 
 
 # ---------------------------------------------------------------- text → text
@@ -121,11 +86,11 @@ def _mentions(fn):
 def test_a_global_used_as_a_value_is_kept_and_its_calls_inlined():
     mod = relay.IRModule()
     relay.Prelude(mod)
-    out = run_pass(parse("""
+    out = run_pass(Inline(), parse("""
 def @inc(%a: T2, Inline=1) { add(%a, 1f) }
 def @main(%x: T2) {
   (@map(@inc, Cons(%x, Nil)), @inc(%x))
-}""", mod))
+}""", mod=mod))
     assert "inc" in out
     main = out["main"].body
     assert isinstance(main.fields[1], Call) and isinstance(main.fields[1].op, Op)
@@ -168,37 +133,13 @@ def test_random_programs_keep_their_meaning(seed):
     mod = relay.IRModule({g: body_fn})
     mod["main"] = Function(params, relay.Tuple([Call(g, tuple(params)),
                                                  Call(g, tuple(params))]))
-    out = run_pass(mod)
+    out = run_pass(Inline(), mod)
     assert list(out.functions) == [out.get_global_var("main")]
     ref = results(prog, inputs)
-    got = results(out, inputs)
-    for a, b in zip(ref + ref, got):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert_same_results(ref + ref, results(out, inputs))
 
 
 # ---------------------------------------------------------------- scale
-
-
-def typed_chain_global(kind: str, n: int = 100_000) -> Function:
-    """An Inline=1 function whose body is ``n`` ops in a chain, or ``n`` lets; typed."""
-    ty = TensorType((2,), "float32")
-    x = relay.var("x", ty)
-    x.set_checked_type(ty)
-    e, lets = x, []
-    for i in range(n):
-        e = relay.add(e, e) if i % 2 else relay.negative(e)
-        e.set_checked_type(ty)
-        if kind == "lets":
-            v = Var(f"v{i}")
-            v.set_checked_type(ty)
-            lets.append((v, e))
-            e = v
-    for v, value in reversed(lets):
-        e = Let(v, value, e)
-        e.set_checked_type(ty)
-    fn = Function([x], e, attrs={"Inline": 1})
-    fn.set_checked_type(FuncType([ty], ty))
-    return fn
 
 
 @pytest.mark.parametrize("kind", ["ops", "lets"])
@@ -211,7 +152,7 @@ def test_long_chains(kind):
     call.set_checked_type(ty)
     main = Function([y], call)
     main.set_checked_type(FuncType([ty], ty))
-    mod = relay.IRModule({g: typed_chain_global(kind)})
+    mod = relay.IRModule({g: typed_chain_function(kind, attrs={"Inline": 1})})
     mod["main"] = main
     start = time.process_time()
     out = Inline()(mod)

@@ -2,56 +2,32 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.ir.analysis import check_well_formed
-from relayir.ir.expr import Function, GlobalVar, Let, Op, Var
+from relayir.ir.expr import Function, Let
 from relayir.ir.functor import post_order
 from relayir.ir.structural import assert_structural_equal
-from relayir.ir.types import FuncType, TensorType
+from relayir.ir.types import FuncType
+from relayir.testing.pass_check import (
+    assert_same_results,
+    check_pass,
+    parse,
+    results,
+    run_pass,
+    typed_chain,
+)
 from relayir.testing.random_programs import random_program
-from relayir.transform import PassContext, VerifyAfterEachPass
 from relayir.transform.lambda_lift import LambdaLift
 from relayir.transform.remove_unused_functions import RemoveUnusedFunctions
 from relayir.transform.to_a_normal_form import ToANormalForm
-from relayir.typing.infer import infer_module
 
-HEADER = '#[version = "0.0.5"]\n'
-
-
-def parse(text, mod=None):
-    return relay.parse(HEADER + text, init_module=mod)
-
-
-def lift(mod):
-    out = LambdaLift()(mod)
-    assert out is not mod
-    assert_types_are_inferred_ones(out)
-    with PassContext(instruments=[VerifyAfterEachPass()]):
-        assert_structural_equal(LambdaLift()(mod), out)
-    return out
-
-
-def assert_types_are_inferred_ones(mod):
-    """The pass types its new nodes itself: they must agree with inference from scratch."""
-    nodes = [n for fn in mod.functions.values() for n in post_order(fn) if type(n) is not Op]
-    for fn in mod.functions.values():
-        check_well_formed(fn)
-    assert all(n.has_type for n in nodes)
-    own = [n.checked_type for n in nodes]
-    infer_module(mod.copy())  # overwrites the checked types of the same nodes
-    for n, ty in zip(nodes, own):
-        assert_structural_equal(ty, n.checked_type)
-
-
-def check(before, after, mod=None):
-    out = lift(parse(before, mod))
-    assert_structural_equal(out, parse(after, mod))
-    return out
+lift = functools.partial(run_pass, LambdaLift())
+check = functools.partial(check_pass, LambdaLift())
 
 
 def local_functions(mod):
@@ -62,22 +38,6 @@ def local_functions(mod):
             else fn.body
         out += [n for n in post_order(body) if type(n) is Function and not n.is_primitive]
     return out
-
-
-def results(mod, inputs):
-    return _flat(relay.create_executor("debug", mod).evaluate()(*inputs))
-
-
-def _flat(v):
-    if isinstance(v, tuple):
-        return [x for e in v for x in _flat(e)]
-    return [np.asarray(v)]
-
-
-def assert_same_results(a, b):
-    assert len(a) == len(b)
-    for x, y in zip(a, b):
-        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------- text → text
@@ -222,7 +182,7 @@ def @main(%x: Tensor[(2), float32], %n: int32) {
   let %adders = @map(fn (%d) { fn (%w) { add(%w, %d) } }, %ys);
   let %applied = @map(fn (%g) { %g(%x) }, %adders);
   (%sum, %fact(%n), %h(%x), @foldl(fn (%p, %q) { add(%p, %q) }, %x, %applied))
-}""", prelude)
+}""", mod=prelude)
     return RemoveUnusedFunctions()(mod), [np.array([1.0, 2.0], "float32"), np.int32(5)]
 
 
@@ -250,28 +210,6 @@ def test_random_programs_keep_their_meaning(seed):
 
 
 # ---------------------------------------------------------------- scale
-
-
-def typed_chain(kind: str, n: int = 100_000) -> relay.IRModule:
-    """``n`` ops in one dataflow chain, or ``n`` lets in one chain; typed as built."""
-    ty = TensorType((2,), "float32")
-    x = relay.var("x", ty)
-    x.set_checked_type(ty)
-    e, lets = x, []
-    for i in range(n):
-        e = relay.add(e, e) if i % 2 else relay.negative(e)
-        e.set_checked_type(ty)
-        if kind == "lets":
-            v = Var(f"v{i}")
-            v.set_checked_type(ty)
-            lets.append((v, e))
-            e = v
-    for v, value in reversed(lets):
-        e = Let(v, value, e)
-        e.set_checked_type(ty)
-    fn = Function([x], e)
-    fn.set_checked_type(FuncType([ty], ty))
-    return relay.IRModule({GlobalVar("main"): fn})
 
 
 @pytest.mark.parametrize("kind", ["ops", "lets"])

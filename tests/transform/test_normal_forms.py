@@ -27,49 +27,22 @@ from relayir.ir.expr import (
 )
 from relayir.ir.functor import dataflow_inputs, post_order
 from relayir.ir.structural import assert_structural_equal
-from relayir.ir.types import FuncType, TensorType
+from relayir.ir.types import TensorType
+from relayir.testing.pass_check import (
+    CHAIN_TYPE,
+    assert_same_results,
+    check_pass,
+    parse,
+    plain_text,
+    results,
+    run_pass,
+    typed_chain,
+)
 from relayir.testing.random_programs import random_program
-from relayir.transform import PassContext, VerifyAfterEachPass
 from relayir.transform.to_a_normal_form import ToANormalForm, to_a_normal_form_expr
 from relayir.transform.to_graph_normal_form import ToGraphNormalForm, to_graph_normal_form_expr
-from relayir.typing.infer import infer_module
 
-HEADER = '#[version = "0.0.5"]\n'
 ATOMS = (Var, GlobalVar, Op, Constant, relay.Constructor)
-
-
-def parse(text, mod=None):
-    return relay.parse(HEADER + text, init_module=mod)
-
-
-def run_pass(p, mod):
-    out = p(mod)
-    assert out is not mod
-    assert_types_are_inferred_ones(out)
-    with PassContext(instruments=[VerifyAfterEachPass()]):
-        assert_structural_equal(p(mod), out)
-    return out
-
-
-def assert_types_are_inferred_ones(mod):
-    """The pass types its new nodes itself: they must agree with inference from scratch."""
-    nodes = [n for fn in mod.functions.values() for n in post_order(fn) if type(n) is not Op]
-    untyped = [n for n in nodes if not n.has_type]
-    assert not untyped, relay.astext(untyped[0])
-    own = [n.checked_type for n in nodes]
-    infer_module(mod.copy())  # overwrites the checked types of the same nodes
-    for n, ty in zip(nodes, own):
-        assert_structural_equal(ty, n.checked_type)
-
-
-def check(p, before, after, mod=None):
-    out = run_pass(p, parse(before, mod))
-    assert_structural_equal(out, parse(after, mod))
-    return out
-
-
-def text(mod):
-    return mod.astext(show_types=False)
 
 
 def assert_anf(expr):
@@ -99,27 +72,11 @@ def assert_anf(expr):
             assert all(isinstance(a, ATOMS) for a in dataflow_inputs(n))
 
 
-def results(mod, inputs):
-    return _flat(relay.create_executor("debug", mod).evaluate()(*inputs))
-
-
-def _flat(v):
-    if isinstance(v, tuple):
-        return [x for e in v for x in _flat(e)]
-    return [np.asarray(v)]
-
-
-def assert_same_results(a, b):
-    assert len(a) == len(b)
-    for x, y in zip(a, b):
-        np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
-
-
 # ---------------------------------------------------------------- ANF: text → text
 
 
 def test_anf_binds_every_compound_node_once():
-    check(ToANormalForm(), """
+    check_pass(ToANormalForm(), """
 def @main(%x: Tensor[(2), float32], %y: Tensor[(2), float32]) {
   %0 = add(%x, %y);
   multiply(%0, %0)
@@ -132,7 +89,7 @@ def @main(%x: Tensor[(2), float32], %y: Tensor[(2), float32]) {
 
 
 def test_anf_node_shared_by_both_branches_is_bound_before_the_if():
-    check(ToANormalForm(), """
+    check_pass(ToANormalForm(), """
 def @main(%x: Tensor[(2), float32], %c: bool) {
   %0 = add(%x, %x);
   %1 = negative(%x);
@@ -153,7 +110,7 @@ def @main(%x: Tensor[(2), float32], %c: bool) {
 
 
 def test_anf_nested_ifs_bind_at_the_lowest_common_scope():
-    check(ToANormalForm(), """
+    check_pass(ToANormalForm(), """
 def @main(%x: Tensor[(2), float32], %c: bool, %d: bool) {
   %0 = negative(%x);
   %1 = tanh(%x);
@@ -182,7 +139,7 @@ def @main(%x: Tensor[(2), float32], %c: bool, %d: bool) {
 
 
 def test_anf_closure_keeps_its_own_nodes_and_captures_shared_ones():
-    check(ToANormalForm(), """
+    check_pass(ToANormalForm(), """
 def @main(%x: Tensor[(2), float32]) {
   %0 = add(%x, %x);
   %1 = fn (%y: Tensor[(2), float32]) { multiply(%y, add(%0, negative(%x))) };
@@ -204,7 +161,7 @@ def @main(%x: Tensor[(2), float32]) {
 
 def test_anf_match_clauses_are_scopes(list_mod):
     mod, *_ = list_mod
-    check(ToANormalForm(), """
+    check_pass(ToANormalForm(), """
 def @main(%xs: List[Tensor[(2), float32]], %y: Tensor[(2), float32]) {
   %0 = negative(%y);
   %1 = tanh(%y);
@@ -225,11 +182,11 @@ def @main(%xs: List[Tensor[(2), float32]], %y: Tensor[(2), float32]) {
     Nil => %n,
   };
   %r
-}""", mod)
+}""", mod=mod)
 
 
 def test_anf_flattens_nested_lets_and_keeps_let_names():
-    check(ToANormalForm(), """
+    check_pass(ToANormalForm(), """
 def @main(%x: Tensor[(2), float32]) {
   let %a = (let %b = negative(%x); add(%b, %b));
   multiply(%a, (%x, %a).1)
@@ -245,7 +202,7 @@ def @main(%x: Tensor[(2), float32]) {
 
 
 def test_anf_recursive_function_and_primitive_function():
-    check(ToANormalForm(), """
+    check_pass(ToANormalForm(), """
 def @main(%n: int32, %x: Tensor[(2), float32]) {
   let %f = fn (%m: int32) -> int32 {
     if (equal(%m, 0)) { 0 } else { %f(subtract(%m, 1)) }
@@ -304,17 +261,17 @@ def @main(%x: Tensor[(2), float32], %c: bool) {
   %0 = add(%x, %x);
   if (%c) { negative(%0) } else { %0 }
 }""")
-    before = text(mod)
+    before = plain_text(mod)
     once = run_pass(ToANormalForm(), mod)
-    assert text(mod) == before
-    assert text(run_pass(ToANormalForm(), once)) == text(once)
+    assert plain_text(mod) == before
+    assert plain_text(run_pass(ToANormalForm(), once)) == plain_text(once)
 
 
 # ---------------------------------------------------------------- GNF: text → text
 
 
 def test_gnf_turns_lets_into_sharing():
-    out = check(ToGraphNormalForm(), """
+    out = check_pass(ToGraphNormalForm(), """
 def @main(%x: Tensor[(2), float32], %y: Tensor[(2), float32]) {
   let %a = add(%x, %y);
   let %b = multiply(%a, %a);
@@ -329,7 +286,7 @@ def @main(%x: Tensor[(2), float32], %y: Tensor[(2), float32]) {
 
 
 def test_gnf_keeps_recursive_functions_and_reference_effects():
-    check(ToGraphNormalForm(), """
+    check_pass(ToGraphNormalForm(), """
 def @main(%n: int32, %x: Tensor[(2), float32]) {
   let %f = fn (%m: int32) -> int32 {
     let %e = equal(%m, 0);
@@ -355,7 +312,7 @@ def @main(%n: int32, %x: Tensor[(2), float32]) {
 
 
 def test_gnf_inlines_into_branches_and_closures():
-    out = check(ToGraphNormalForm(), """
+    out = check_pass(ToGraphNormalForm(), """
 def @main(%x: Tensor[(2), float32], %c: bool) {
   let %a = negative(%x);
   let %f = fn (%y: Tensor[(2), float32]) { let %z = add(%y, %a); %z };
@@ -366,7 +323,7 @@ def @main(%x: Tensor[(2), float32], %c: bool) {
   %1 = fn (%y: Tensor[(2), float32]) { add(%y, %0) };
   if (%c) { %1(%0) } else { %0 }
 }""")
-    assert "let" not in text(out)
+    assert "let" not in plain_text(out)
 
 
 def test_gnf_expression_entry_point():
@@ -389,11 +346,11 @@ def test_random_programs_keep_their_meaning(seed):
         assert_anf(fn)
     assert_same_results(ref, results(anf, inputs))
     gnf = run_pass(ToGraphNormalForm(), mod)
-    assert " let " not in text(gnf)
+    assert " let " not in plain_text(gnf)
     assert_same_results(ref, results(gnf, inputs))
     back = run_pass(ToGraphNormalForm(), anf)  # ANF then GNF: the same graph again
     assert_structural_equal(back, gnf)
-    assert text(back) == text(gnf)
+    assert plain_text(back) == plain_text(gnf)
 
 
 @pytest.mark.parametrize("seed", range(0, 50, 5))
@@ -401,7 +358,7 @@ def test_graph_programs_survive_anf_then_gnf_exactly(seed):
     mod, inputs = random_program(seed)
     graph = run_pass(ToGraphNormalForm(), mod)  # no lets left: a pure dataflow graph
     back = run_pass(ToGraphNormalForm(), run_pass(ToANormalForm(), graph))
-    assert text(back) == text(graph)
+    assert plain_text(back) == plain_text(graph)
 
 
 def test_prelude_programs_with_closures(prelude_main):
@@ -431,7 +388,7 @@ def @main(%x: Tensor[(2), float32], %n: int32) {
   %3 = @foldl(fn (%acc, %e) { add(%acc, multiply(%e, %0)) }, %x, %2);
   %4 = @compose(fn (%a) { negative(%a) }, fn (%b) { add(%b, %0) });
   (%3, %fact(%n), %4(%x), @length(%2))
-}""", mod)
+}""", mod=mod)
     return mod, [np.array([1.0, 2.0], "float32"), np.int32(5)]
 
 
@@ -441,34 +398,16 @@ def @main(%x: Tensor[(2), float32], %n: int32) {
 N = 100_000
 
 
-def typed_chain(kind: str, n: int = N) -> relay.IRModule:
-    """``n`` ops in one dataflow chain, or ``n`` lets in one chain; typed as built."""
-    ty = TensorType((2,), "float32")
-    x = relay.var("x", ty)
-    x.set_checked_type(ty)
+def typed_chain_with_constant(kind: str, n: int = N) -> relay.IRModule:
+    """``typed_chain`` of ``negative`` and ``add`` of a constant (an atom ANF leaves alone)."""
     one = relay.const(np.ones(2, "float32"))
-    one.set_checked_type(ty)
-    e = x
-    vs = []
-    for i in range(n):
-        e = relay.add(e, one) if i % 2 else relay.negative(e)
-        e.set_checked_type(ty)
-        if kind == "lets":
-            v = Var(f"v{i}")
-            v.set_checked_type(ty)
-            vs.append((v, e))
-            e = v
-    for v, value in reversed(vs):
-        e = Let(v, value, e)
-        e.set_checked_type(ty)
-    fn = Function([x], e)
-    fn.set_checked_type(FuncType([ty], ty))
-    return relay.IRModule({GlobalVar("main"): fn})
+    one.set_checked_type(CHAIN_TYPE)
+    return typed_chain(kind, n, step=lambda e, i: relay.add(e, one) if i % 2 else relay.negative(e))
 
 
 @pytest.mark.parametrize("kind", ["ops", "lets"])
 def test_long_chains(kind):
-    mod = typed_chain(kind)
+    mod = typed_chain_with_constant(kind)
     start = time.process_time()
     anf = ToANormalForm()(mod)
     t_anf = time.process_time() - start
@@ -482,7 +421,7 @@ def test_long_chains(kind):
 
 
 def test_small_chain_is_right():
-    mod = typed_chain("ops", 4)
+    mod = typed_chain_with_constant("ops", 4)
     anf = ToANormalForm()(mod)
     assert_anf(anf["main"])
     x = np.array([1.0, -2.0], "float32")

@@ -10,6 +10,7 @@ import relayir as relay
 from relayir.ir.expr import Call, Function, Op
 from relayir.ir.functor import post_order
 from relayir.testing.models import get_workload, make_inputs
+from relayir.testing.pass_check import assert_same_results, evaluate
 from relayir.testing.random_programs import random_program
 from relayir.transform import PassContext, bind_params
 from relayir.transform.fuse_ops import count_primitive_functions
@@ -21,11 +22,6 @@ def _bound(name, **knobs):
     inputs = make_inputs(name, mod)
     mod = bind_params(mod, {k: relay.const(v) for k, v in params.items()})
     return mod, inputs
-
-
-def _run(mod, inputs):
-    f = relay.create_executor("debug", mod).evaluate()
-    return f(**inputs) if isinstance(inputs, dict) else f(*inputs)
 
 
 def _op_names(fn):
@@ -72,25 +68,21 @@ def test_resnet18_opt3_folds_batch_norm_and_fuses_conv_epilogues(capsys):
 @pytest.mark.parametrize("opt_level", [0, 3])
 def test_pipeline_preserves_model_results(name, knobs, opt_level):
     mod, inputs = _bound(name, **knobs)
-    expected = _run(mod, inputs)
+    expected = evaluate(mod, inputs)
     with PassContext(opt_level=opt_level):
         opt = optimize(mod)
     scale = float(np.max(np.abs(expected)))
-    np.testing.assert_allclose(_run(opt, inputs), expected, rtol=1e-4, atol=1e-5 * scale)
+    np.testing.assert_allclose(evaluate(opt, inputs), expected, rtol=1e-4, atol=1e-5 * scale)
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**31 - 1))
 def test_pipeline_preserves_random_programs(seed):
     mod, inputs = random_program(seed)
-    expected = _run(mod, inputs)
+    expected = evaluate(mod, inputs)
     with PassContext(opt_level=3):
         opt = optimize(mod)
-    out = _run(opt, inputs)
-    flat_e = expected if isinstance(expected, tuple) else (expected,)
-    flat_o = out if isinstance(out, tuple) else (out,)
-    for e, o in zip(flat_e, flat_o):
-        np.testing.assert_allclose(o, e, rtol=1e-5, atol=1e-6)
+    assert_same_results(evaluate(opt, inputs), expected)
 
 
 def test_disabled_and_required_passes_behave_as_in_relay():

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.ir.expr import Function, GlobalVar, Let, Var
+from relayir.ir.expr import Function
 from relayir.ir.structural import assert_structural_equal
 from relayir.ir.types import FuncType, TensorType
+from relayir.testing.pass_check import assert_same_results, parse, results, typed_chain
 from relayir.testing.random_programs import random_program
 from relayir.transform import PassContext, Sequential, VerifyAfterEachPass
 from relayir.transform.remove_unused_functions import RemoveUnusedFunctions
 
-HEADER = '#[version = "0.0.5"]\n'
-SRC = HEADER + """
+SRC = """
 def @used_by_value(%a: Tensor[(2), float32]) { negative(%a) }
 def @apply(%f: fn (Tensor[(2), float32]) -> Tensor[(2), float32], %a: Tensor[(2), float32]) {
   %f(%a)
@@ -40,7 +40,7 @@ def run(mod, **kwargs):
 
 
 def test_callees_and_globals_used_as_values_are_kept():
-    mod = relay.parse(SRC)
+    mod = parse(SRC)
     out = run(mod)
     assert names(out) == ["apply", "main", "used_by_value"]
     assert len(mod.functions) == 6  # the input is untouched
@@ -48,7 +48,7 @@ def test_callees_and_globals_used_as_values_are_kept():
 
 
 def test_entry_functions():
-    mod = relay.parse(SRC)
+    mod = parse(SRC)
     assert names(run(mod, entry_functions=["main", "other_entry"])) == [
         "apply", "helper", "main", "other_entry", "used_by_value"]
     assert names(run(mod, entry_functions=["self_loop", "missing"])) == ["self_loop"]
@@ -57,10 +57,10 @@ def test_entry_functions():
 def test_prelude_keeps_only_what_main_needs():
     mod = relay.IRModule()
     relay.Prelude(mod)
-    mod = relay.parse(HEADER + """
+    mod = parse("""
 def @main(%x: Tensor[(2), float32]) {
   @foldl(fn (%a, %b) { add(%a, %b) }, %x, @map(fn (%e) { negative(%e) }, Cons(%x, Nil)))
-}""", init_module=mod)
+}""", mod=mod)
     out = run(mod)
     assert names(out) == ["foldl", "main", "map"]
     assert out.has_type("List")  # type definitions stay
@@ -70,7 +70,7 @@ def @main(%x: Tensor[(2), float32]) {
 
 
 def test_in_a_sequential_at_its_opt_level():
-    mod = relay.parse(SRC)
+    mod = parse(SRC)
     assert RemoveUnusedFunctions().info.opt_level == 1
     with PassContext(opt_level=0):
         assert len(Sequential([RemoveUnusedFunctions()])(mod).functions) == 6
@@ -84,31 +84,13 @@ def test_random_programs_keep_their_meaning(seed):
     mod["unused"] = Function([], relay.const(1.0))
     out = run(mod)
     assert names(out) == ["main"]
-    got = relay.create_executor("debug", out).evaluate()(*inputs)
-    ref = relay.create_executor("debug", prog).evaluate()(*inputs)
-    for a, b in zip(got if isinstance(got, tuple) else (got,),
-                    ref if isinstance(ref, tuple) else (ref,)):
-        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert_same_results(results(out, inputs), results(prog, inputs), rtol=1e-6, atol=0)
 
 
 @pytest.mark.parametrize("kind", ["ops", "lets"])
 def test_long_chains(kind):
-    ty = TensorType((2,), "float32")
-    x = relay.var("x", ty)
-    e, lets = x, []
-    for i in range(100_000):
-        e = relay.add(e, e) if i % 2 else relay.negative(e)
-        e.set_checked_type(ty)
-        if kind == "lets":
-            v = Var(f"v{i}")
-            lets.append((v, e))
-            e = v
-    for v, value in reversed(lets):
-        e = Let(v, value, e)
-        e.set_checked_type(ty)
-    fn = Function([x], e)
-    fn.set_checked_type(FuncType([ty], ty))
-    mod = relay.IRModule({GlobalVar("main"): fn})
+    mod = typed_chain(kind)
+    fn = mod["main"]
     unused = Function([], relay.const(1.0))
     for node in (unused, unused.body):
         node.set_checked_type(FuncType([], TensorType((), "float32")) if node is unused

@@ -3,65 +3,40 @@ the fixed point, the debug flag, random programs with injected identities, scale
 
 from __future__ import annotations
 
-import base64
-import json
-
 import numpy as np
 import pytest
 
 import relayir as relay
 from relayir.errors import Error
-from relayir.ir.expr import Call, Op
-from relayir.ir.functor import ExprMutator, post_order
+from relayir.ir.expr import Call
+from relayir.ir.functor import post_order
 from relayir.ir.structural import assert_structural_equal
 from relayir.ir.types import TensorType
+from relayir.testing.pass_check import (
+    assert_same_results,
+    check_main,
+    evaluate,
+    parse_main,
+    wrap_calls,
+)
 from relayir.testing.random_programs import random_program
 from relayir.transform.rewrite import Rule, is_op, rewrite, wildcard
 from relayir.transform.simplify_expr import SimplifyExpr, lossless
-from relayir.typing.infer import infer_module
-
-HEAD = '#[version = "0.0.5"]\n'
 
 
-def meta(*arrays) -> str:
-    entries = []
-    for a in arrays:
-        a = np.asarray(a)
-        raw = a.astype(a.dtype.newbyteorder("<")).tobytes()
-        entries.append(json.dumps({"dtype": a.dtype.name, "shape": list(a.shape),
-                                   "data": base64.b64encode(raw).decode("ascii")}))
-    return '\n#[metadata]\n{"relay.Constant": [\n' + ",\n".join(entries) + "\n]}\n"
-
-
-def fn(params: str, body: str, *arrays) -> relay.IRModule:
-    return relay.parse(f"{HEAD}def @main({params}) {{\n{body}\n}}" + (meta(*arrays) if arrays
-                                                                         else ""))
+def _context(**config):
+    return relay.transform.PassContext(config={f"relay.SimplifyExpr.{k}": v
+                                               for k, v in config.items()})
 
 
 def simplify(mod, **config):
-    with relay.transform.PassContext(config={f"relay.SimplifyExpr.{k}": v
-                                             for k, v in config.items()}):
+    with _context(**config):
         return SimplifyExpr()(mod)
 
 
-def assert_typed(mod):
-    """Every node carries a type, and it is the one a fresh inference gives it."""
-    kept = {}
-    for f in mod.functions.values():
-        for node in post_order(f):
-            if not isinstance(node, (Op, relay.GlobalVar)):
-                assert node.has_type, f"untyped {type(node).__name__}"
-                kept[node] = node.checked_type
-    infer_module(mod.copy())  # types the same nodes again
-    for node, ty in kept.items():
-        assert node.checked_type == ty, f"{ty} kept, {node.checked_type} inferred"
-
-
 def check(params: str, before: str, after: str, *arrays, **config):
-    out = simplify(fn(params, before, *arrays), **config)
-    assert_structural_equal(out, fn(params, after, *arrays))
-    assert_typed(out)
-    return out
+    with _context(**config):
+        return check_main(SimplifyExpr(), params, before, after, *arrays)
 
 
 X = "%x: Tensor[(2, 3), float32]"
@@ -131,18 +106,18 @@ def test_integer_identities(before):
     "multiply(zeros(shape=[1, 3]), %m)",
 ])
 def test_declines(before):
-    text = fn("%m: Tensor[(1, 3), float32]", before, ONES23)
+    text = parse_main("%m: Tensor[(1, 3), float32]", before, ONES23)
     assert_structural_equal(simplify(text), text)
 
 
 def test_square_transpose_is_not_a_noop():
-    text = fn("%s: Tensor[(3, 3), float32]", "transpose(%s)")
+    text = parse_main("%s: Tensor[(3, 3), float32]", "transpose(%s)")
     assert_structural_equal(simplify(text), text)
 
 
 def test_mixed_where_condition_stays():
     cond = np.array([[True, False, True]] * 2)
-    text = fn(X, "where(meta[relay.Constant][0], %x, 0f)", cond)
+    text = parse_main(X, "where(meta[relay.Constant][0], %x, 0f)", cond)
     assert_structural_equal(simplify(text), text)
 
 
@@ -162,7 +137,7 @@ def test_zeros_for_integers_and_fast_math():
     check(X, "subtract(%x, %x)", "zeros(shape=[2, 3])", fast_math=True)
     check(X, "multiply(%x, 0f)", "zeros(shape=[2, 3])", fast_math=True)
     # x - y with distinct operands is not x - x
-    text = fn(f"{I}, %j: Tensor[(2, 3), int32]", "subtract(%i, %j)")
+    text = parse_main(f"{I}, %j: Tensor[(2, 3), int32]", "subtract(%i, %j)")
     assert_structural_equal(simplify(text), text)
 
 
@@ -170,7 +145,7 @@ def test_dynamic_shapes():
     # zeros of an unknown shape come from zeros_like
     check("%i: Tensor[(?, 3), int32]", "subtract(%i, %i)", "zeros_like(%i)")
     # a reshape between two unknown shapes may move data: only known ones are no-ops
-    text = fn("%d: Tensor[(?, ?), float32]", "reshape(%d, newshape=[-1, 0])")
+    text = parse_main("%d: Tensor[(?, ?), float32]", "reshape(%d, newshape=[-1, 0])")
     assert_structural_equal(simplify(text), text)
     check("%d: Tensor[(?, 3), float32]", "expand_dims(%d, axis=0, num_newaxis=0)", "%d")
 
@@ -182,8 +157,8 @@ def test_consecutive_reshapes():
     check(X, "reshape(nn.batch_flatten(expand_dims(%x, axis=2)), newshape=[6, 1])",
           "reshape(%x, newshape=[6, 1])")
     # special codes refer to the inner shape: with an unknown shape they cannot move
-    text = fn("%d: Tensor[(?, 6), float32]", "reshape(reshape(%d, newshape=[0, 2, 3]), "
-              "newshape=[0, -1])")
+    text = parse_main("%d: Tensor[(?, 6), float32]", "reshape(reshape(%d, newshape=[0, 2, 3]), "
+                      "newshape=[0, -1])")
     assert_structural_equal(simplify(text), text)
     check("%d: Tensor[(?, 6), float32]",
           "reshape(reshape(%d, newshape=[0, 2, 3]), newshape=[3, 4])",
@@ -212,7 +187,7 @@ def test_casts():
                          # numpy calls int64 -> float64 "safe"; 2**53 + 1 says otherwise
                          ("%n: Tensor[(3), int64]",
                           'cast(cast(%n, dtype="float64"), dtype="int64")')]:
-        text = fn(params, body)
+        text = parse_main(params, body)
         assert_structural_equal(simplify(text), text)
 
 
@@ -246,10 +221,10 @@ def test_reshape_to_a_shape_with_zeros():
 
 
 def test_debug_flag_prints_rules(capsys):
-    simplify(fn(X, "negative(negative(multiply(%x, 1f)))"), debug=True)
+    simplify(parse_main(X, "negative(negative(multiply(%x, 1f)))"), debug=True)
     out = capsys.readouterr().out
     assert "SimplifyExpr: rules fired: mul-one x1, neg-neg x1" in out
-    simplify(fn(X, "negative(negative(multiply(%x, 1f)))"))
+    simplify(parse_main(X, "negative(negative(multiply(%x, 1f)))"))
     assert capsys.readouterr().out == ""
 
 
@@ -273,7 +248,6 @@ def test_inside_closures_and_lets():
 def _inject_identities(mod, seed):
     """Wrap tensor nodes of ``@main`` in identities that SimplifyExpr must remove."""
     rng = np.random.default_rng(seed)
-    relay.transform.infer_type(mod["main"])
 
     def wrap(e, ty):
         if not isinstance(ty, TensorType) or ty.dtype != "float32":
@@ -297,24 +271,7 @@ def _inject_identities(mod, seed):
             return relay.divide(e, relay.const(1.0))
         return relay.expand_dims(e, axis=0, num_newaxis=0)
 
-    class Inject(ExprMutator):
-        def visit_call(self, call):
-            return wrap(super().visit_call(call), call.checked_type)
-
-    fn_ = mod["main"]
-    return relay.IRModule.from_expr(relay.Function(fn_.params, Inject().visit(fn_.body)))
-
-
-def _run(mod, inputs):
-    return relay.create_executor("debug", mod).evaluate()(*inputs)
-
-
-def _assert_same(a, b):
-    if isinstance(a, tuple):
-        for x, y in zip(a, b, strict=True):
-            _assert_same(x, y)
-    else:
-        np.testing.assert_array_equal(a, b)  # every rule is exact
+    return wrap_calls(mod, wrap)
 
 
 @pytest.mark.parametrize("seed", range(50))
@@ -322,7 +279,8 @@ def test_random_programs_with_injected_identities(seed):
     mod, inputs = random_program(seed)
     injected = _inject_identities(mod, seed)
     out = SimplifyExpr()(injected)
-    _assert_same(_run(out, inputs), _run(injected, inputs))
+    # every rule is exact
+    assert_same_results(evaluate(out, inputs), evaluate(injected, inputs), exact=True)
     # every injected identity is gone: the result is the original, simplified
     assert_structural_equal(out, SimplifyExpr()(mod))
 

@@ -4,47 +4,33 @@ FoldConstant → SimplifyExpr, scale."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
 import relayir as relay
 from relayir.ir.expr import Call, Op
-from relayir.ir.functor import ExprMutator, post_order
+from relayir.ir.functor import post_order
 from relayir.ir.structural import assert_structural_equal
 from relayir.ir.types import TensorType
+from relayir.testing.pass_check import (
+    assert_same_results,
+    check_main,
+    evaluate,
+    parse_main,
+    wrap_calls,
+)
 from relayir.testing.random_programs import random_program
 from relayir.transform.fold_constant import FoldConstant
 from relayir.transform.simplify_expr import SimplifyExpr
 from relayir.transform.simplify_inference import SimplifyInference
-from relayir.typing.infer import infer_module
 
-HEAD = '#[version = "0.0.5"]\n'
 BN_PARAMS = ("%x: Tensor[(2, 3, 4, 5), float32], %g: Tensor[(3), float32], "
              "%b: Tensor[(3), float32], %m: Tensor[(3), float32], %v: Tensor[(3), float32]")
 
 
-def fn(params: str, body: str) -> relay.IRModule:
-    return relay.parse(f"{HEAD}def @main({params}) {{\n{body}\n}}")
-
-
-def assert_typed(mod):
-    """Every node carries a type, and it is the one a fresh inference gives it."""
-    kept = {}
-    for f in mod.functions.values():
-        for node in post_order(f):
-            if not isinstance(node, (Op, relay.GlobalVar)):
-                assert node.has_type, f"untyped {type(node).__name__}"
-                kept[node] = node.checked_type
-    infer_module(mod.copy())  # types the same nodes again
-    for node, ty in kept.items():
-        assert node.checked_type == ty, f"{ty} kept, {node.checked_type} inferred"
-
-
-def check(params: str, before: str, after: str) -> relay.IRModule:
-    out = SimplifyInference()(fn(params, before))
-    assert_structural_equal(out, fn(params, after))
-    assert_typed(out)
-    return out
+check = functools.partial(check_main, SimplifyInference())
 
 
 def ops_in(mod) -> set[str]:
@@ -100,11 +86,12 @@ def test_batch_norm_other_outputs_stay_correct():
 
 
 def test_let_bound_batch_norm():
-    out = SimplifyInference()(fn(BN_PARAMS, """
+    out = SimplifyInference()(parse_main(BN_PARAMS, """
       let %t = nn.batch_norm(%x, %g, %b, %m, %v);
       %t.0"""))
     assert "nn.batch_norm" not in ops_in(out)
-    assert_semantics(fn(BN_PARAMS, "let %t = nn.batch_norm(%x, %g, %b, %m, %v); (%t.0, %t.2)"))
+    assert_semantics(parse_main(BN_PARAMS,
+                                "let %t = nn.batch_norm(%x, %g, %b, %m, %v); (%t.0, %t.2)"))
 
 
 def test_dropout_is_identity():
@@ -175,13 +162,13 @@ def test_group_norm():
 
 def test_instance_norm_without_statistics_axes_is_kept():
     # (N, C): nothing to average over per instance; the op says what that means
-    text = fn("%x: Tensor[(2, 3), float32], %g: Tensor[(3), float32], %b: Tensor[(3), float32]",
-              "nn.instance_norm(%x, %g, %b)")
+    text = parse_main("%x: Tensor[(2, 3), float32], %g: Tensor[(3), float32], "
+                      "%b: Tensor[(3), float32]", "nn.instance_norm(%x, %g, %b)")
     assert_structural_equal(SimplifyInference()(text), text)
 
 
 def test_other_tuples_are_not_projected():
-    text = fn("%x: Tensor[(3), float32]", "%0 = negative(%x); %1 = (%0, %x); %1.1")
+    text = parse_main("%x: Tensor[(3), float32]", "%0 = negative(%x); %1 = (%0, %x); %1.1")
     assert_structural_equal(SimplifyInference()(text), text)
 
 
@@ -191,25 +178,13 @@ def _rand(ty: TensorType, rng) -> np.ndarray:
     return rng.uniform(0.5, 1.5, [int(d) for d in ty.shape]).astype(ty.dtype)
 
 
-def _run(mod, inputs):
-    return relay.create_executor("debug", mod).evaluate()(*inputs)
-
-
-def _assert_close(a, b, rtol=1e-5, atol=1e-5):
-    if isinstance(a, tuple):
-        for x, y in zip(a, b, strict=True):
-            _assert_close(x, y, rtol, atol)
-    else:
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
-
-
 def assert_semantics(mod, inputs=None, seed=0):
     rng = np.random.default_rng(seed)
     mod = relay.transform.InferType()(mod)
     if inputs is None:
         inputs = [_rand(p.checked_type, rng) for p in mod["main"].params]
     after = SimplifyInference()(mod)
-    _assert_close(_run(after, inputs), _run(mod, inputs))
+    assert_same_results(evaluate(after, inputs), evaluate(mod, inputs), atol=1e-5)
     return after
 
 
@@ -236,8 +211,8 @@ def test_every_norm_matches_the_reference(shape, axis):
 
 
 def test_dynamic_group_norm_uses_reshape_codes():
-    text = fn("%x: Tensor[(?, 6, 5), float32], %g: Tensor[(6), float32], "
-              "%b: Tensor[(6), float32]", "nn.group_norm(%x, %g, %b, num_groups=2)")
+    text = parse_main("%x: Tensor[(?, 6, 5), float32], %g: Tensor[(6), float32], "
+                      "%b: Tensor[(6), float32]", "nn.group_norm(%x, %g, %b, num_groups=2)")
     after = SimplifyInference()(text)
     shapes = [n.attrs.newshape for n in post_order(after["main"])
               if isinstance(n, Call) and n.op.name == "reshape"]
@@ -245,13 +220,12 @@ def test_dynamic_group_norm_uses_reshape_codes():
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal((3, 6, 5)).astype("float32"),
               rng.uniform(0.5, 1.5, 6).astype("float32"), rng.standard_normal(6).astype("float32")]
-    _assert_close(_run(after, inputs), _run(text, inputs))
+    assert_same_results(evaluate(after, inputs), evaluate(text, inputs), atol=1e-5)
 
 
 def _inject_norms(mod, seed):
     """Wrap tensor nodes of a random program in dropout and norms over their shapes."""
     rng = np.random.default_rng(seed)
-    relay.transform.infer_type(mod["main"])
 
     def param(n):
         return relay.const(rng.uniform(0.5, 1.5, (n,)).astype("float32"))
@@ -270,12 +244,7 @@ def _inject_norms(mod, seed):
             return relay.nn.group_norm(e, param(c), param(c), num_groups=c, axis=1)
         return e
 
-    class Inject(ExprMutator):
-        def visit_call(self, call):
-            return wrap(super().visit_call(call), call.checked_type)
-
-    f = mod["main"]
-    return relay.IRModule.from_expr(relay.Function(f.params, Inject().visit(f.body)))
+    return wrap_calls(mod, wrap)
 
 
 @pytest.mark.parametrize("seed", range(50))

@@ -276,14 +276,28 @@ class ExprMutator(ExprFunctor):
         while isinstance(e, Let) and e not in self.memo:
             chain.append((e, self.visit(e.var), self.visit(e.value)))
             e = e.body
-        result = self.visit(e)
-        for old, new_var, new_value in reversed(chain):
-            if not (new_var is old.var and new_value is old.value and result is old.body):
-                result = Let(new_var, new_value, result).with_span(old.span)
-            else:
-                result = old
-            self.memo[old] = result
-        return result
+        return self.rebuild_lets(chain, self.visit(e))
+
+    def rebuild_lets(self, chain, body):
+        """The ``let`` chain around the new ``body``, built innermost first (a loop, so a
+        chain of any length costs no recursion), and memoised per old ``let``.
+
+        ``chain`` holds ``(old let, new var, new value)``, outermost first; a binding
+        whose new value is None is dropped, and an old ``let`` whose parts are all
+        unchanged is reused.
+        """
+        for old, var, value in reversed(chain):
+            if value is not None:
+                if var is old.var and value is old.value and body is old.body:
+                    body = old
+                else:
+                    body = self.new_let(old, var, value, body)
+            self.memo[old] = body
+        return body
+
+    def new_let(self, old, var, value, body):
+        """The ``let`` that replaces ``old`` (a hook: subclasses carry its type over)."""
+        return Let(var, value, body).with_span(old.span)
 
     def visit_if(self, e):
         c, t, f = self.visit(e.cond), self.visit(e.true_branch), self.visit(e.false_branch)

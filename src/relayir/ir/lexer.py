@@ -41,6 +41,20 @@ _TRAILING = re.compile(f"{_SKIP}\\Z", re.DOTALL)  # whitespace and comments afte
 _METADATA = re.compile(r"^#\[metadata\][ \t]*$", re.MULTILINE)
 
 EOF = "EOF"
+
+# A number's suffix names its dtype (``2f``, ``3i64``); with none it is int32, or float32
+# when written with a point, an exponent, inf or nan.
+LITERAL_DTYPES = {
+    "": None, "f": "float32", "f16": "float16", "f32": "float32", "f64": "float64",
+    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
+}
+# what the printer writes: each dtype's shortest suffix (the longest go in first and
+# are overwritten), and none for int32, as a bare integer reads back as int32
+LITERAL_SUFFIX = {
+    **{d: s for s, d in sorted(LITERAL_DTYPES.items(), key=lambda e: -len(e[0])) if d},
+    "int32": "",
+}
 _EXACT = {c: c for c in "()[]{},;:=.?"}
 _EXACT.update({"->": "ARROW", "=>": "FATARROW", "inf": "NUMBER", "nan": "NUMBER",
                "-inf": "NUMBER", "-nan": "NUMBER"})

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import Error, OpError, ParseError
 from ..op.registry import get_op, make_attrs
+from ._util import gc_paused
 from .adt import (
     Clause,
     Constructor,
@@ -54,9 +55,9 @@ from .expr import (
     TupleGetItem,
     Var,
 )
-from .lexer import EOF, Tokens, local_name, split_metadata
+from .lexer import EOF, LITERAL_DTYPES, Tokens, local_name, split_metadata
 from .module import IRModule
-from .printer import VERSION, gc_paused
+from .printer import VERSION
 from .types import (
     DTYPES,
     Any,
@@ -72,11 +73,6 @@ from .types import (
 )
 
 _MISSING = object()
-_SUFFIX_DTYPE = {
-    "": None, "f": "float32", "f16": "float16", "f32": "float32", "f64": "float64",
-    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-}
 _NUMBER = re.compile(r"(-?(?:inf|nan|[\d.]+(?:[eE][+-]?\d+)?))([A-Za-z_]\w*)?")
 _REF_ARITY = {"ref": 1, "ref_read": 1, "ref_write": 2}
 _ARG_END = frozenset({",", ")"})
@@ -649,11 +645,11 @@ class _Parser:
     def literal(self, text: str, i: int) -> np.ndarray:
         m = _NUMBER.fullmatch(text)
         body, suffix = m.group(1), m.group(2) or ""
-        if suffix not in _SUFFIX_DTYPE:
+        if suffix not in LITERAL_DTYPES:
             raise self.error(f"unknown number suffix '{suffix}' in {text}; expected one of "
-                             f"{', '.join(s for s in _SUFFIX_DTYPE if s)}", i)
+                             f"{', '.join(s for s in LITERAL_DTYPES if s)}", i)
         is_real = any(c in body for c in ".eEna")
-        dtype = _SUFFIX_DTYPE[suffix] or ("float32" if is_real else "int32")
+        dtype = LITERAL_DTYPES[suffix] or ("float32" if is_real else "int32")
         if dtype.startswith("float"):
             with np.errstate(over="ignore"):
                 data = np.array(float(body), dtype=dtype)

@@ -25,13 +25,12 @@ function) recurses.
 from __future__ import annotations
 
 import base64
-import gc
 import json
 import re
-from contextlib import contextmanager
 
 import numpy as np
 
+from ._util import gc_paused
 from .adt import (
     Clause,
     Constructor,
@@ -58,6 +57,7 @@ from .expr import (
     TupleGetItem,
     Var,
 )
+from .lexer import LITERAL_SUFFIX
 from .module import IRModule
 from .types import (
     DTYPES,
@@ -77,32 +77,21 @@ VERSION = "0.0.5"
 _INDENT = "  "
 _ATOMS = frozenset({Var, GlobalVar, Op, Constructor, Constant})
 _RESERVED_TYPE_NAMES = frozenset({*DTYPES, "Tensor", "Ref", "fn", "_"})
-_SUFFIX = {
-    "float16": "f16", "float32": "f", "float64": "f64",
-    "int8": "i8", "int16": "i16", "int32": "", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-}
 
 # how a node uses a child: as an input, as a let's value or body, or (k >= 0) as the
 # tail of the k-th block the node opens
 _IN, _LET_VALUE, _LET_BODY = -1, -2, -3
 
 
-@contextmanager
-def gc_paused():
-    """Pause the cycle collector while building a big text or graph.
-
-    Printing and parsing allocate millions of objects and free none, which makes the
-    collector rescan the growing heap over and over (half the time on a 100,000-node
-    program); neither builds reference cycles, so nothing is lost by waiting.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+def metadata_text(arrays) -> str:
+    """The ``#[metadata]`` section in which ``meta[relay.Constant][i]`` is ``arrays[i]``
+    (little-endian bytes in base64), to append to a program's text."""
+    entries = []
+    for d in arrays:
+        raw = d.astype(d.dtype.newbyteorder("<"), copy=False).tobytes()
+        entries.append(json.dumps({"dtype": d.dtype.name, "shape": list(d.shape),
+                                   "data": base64.b64encode(raw).decode("ascii")}))
+    return '\n\n#[metadata]\n{"relay.Constant": [\n  ' + ",\n  ".join(entries) + "\n]}"
 
 
 def astext(node, show_meta_data: bool = True, show_types: bool = True) -> str:
@@ -316,8 +305,8 @@ def _scalar_text_uncached(data: np.ndarray) -> str:
         if not np.isfinite(v):
             return ""
         s = str(v)  # numpy's shortest text that reads back to the same bits
-        return (s[:-2] if s.endswith(".0") else s) + _SUFFIX[dtype]
-    return f"{int(v)}{_SUFFIX[dtype]}"
+        return (s[:-2] if s.endswith(".0") else s) + LITERAL_SUFFIX[dtype]
+    return f"{int(v)}{LITERAL_SUFFIX[dtype]}"
 
 
 _SCALAR_CACHE: dict = {}
@@ -464,13 +453,7 @@ class _Printer:
             return ""
         if not show:
             return "\n\n// metadata omitted; astext(show_meta_data=True) prints it"
-        entries = []
-        for c in self.meta:
-            d = c.data
-            raw = d.astype(d.dtype.newbyteorder("<"), copy=False).tobytes()
-            entries.append(json.dumps({"dtype": d.dtype.name, "shape": list(d.shape),
-                                       "data": base64.b64encode(raw).decode("ascii")}))
-        return '\n\n#[metadata]\n{"relay.Constant": [\n  ' + ",\n  ".join(entries) + "\n]}"
+        return metadata_text([c.data for c in self.meta])
 
     # ------------------------------------------------------------ blocks
 

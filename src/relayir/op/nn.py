@@ -26,12 +26,15 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ..ir.expr import Constant, Expr, TupleGetItem, Var, const
-from ..ir.types import DTYPES, Any, TensorType, TupleType, is_float
+from ..ir.types import Any, TensorType, TupleType, is_float
+from .attrs_util import attr_dtype, set_fields
 from .registry import Attrs, OpPattern, call, register_op
 from .type_rel import (
     broadcast_dim,
+    check_axis,
     dim_may_equal,
     fail,
+    float_identity_rel,
     identity_rel,
     num_elements,
     require_float,
@@ -41,10 +44,6 @@ from .type_rel import (
 )
 
 # ---------------------------------------------------------------- attribute helpers
-
-
-def _set(obj, name, value) -> None:
-    object.__setattr__(obj, name, value)
 
 
 def _ints(value, n: int, name: str, minimum: int = 0) -> tuple:
@@ -71,12 +70,8 @@ def _padding(value, n: int) -> tuple:
 
 
 def _dtype_attr(value) -> str:
-    if value in ("", None):
-        return ""
-    name = np.dtype(value).name if not isinstance(value, str) else value
-    if name not in DTYPES:
-        raise ValueError(f"unsupported out_dtype {value!r}")
-    return name
+    """An ``out_dtype``: ``""`` (the inputs' dtype) or a dtype name."""
+    return "" if value in ("", None) else attr_dtype(value, "out_dtype")
 
 
 def _layout(value: str, letters: str, name: str) -> str:
@@ -95,11 +90,11 @@ def _layouts(obj, letters: str, data_field: str, kernel: str | None = None) -> N
     data = _layout(getattr(obj, data_field), letters, data_field)
     if kernel is not None:
         kl = obj.kernel_layout or _implied_kernel_layout(data, letters[2:])
-        _set(obj, "kernel_layout", _layout(kl, kernel, "kernel_layout"))
+        set_fields(obj, kernel_layout=_layout(kl, kernel, "kernel_layout"))
     if obj.out_layout:
         _layout(obj.out_layout, letters, "out_layout")
         if obj.out_layout == data:
-            _set(obj, "out_layout", "")
+            set_fields(obj, out_layout="")
 
 
 def _positive(value, name: str) -> int:
@@ -144,9 +139,7 @@ def _param(data: TensorType, param: TensorType, name: str, axis: int) -> None:
 
 
 def _axis(axis: int, data: TensorType) -> int:
-    if not -data.ndim <= axis < data.ndim:
-        fail(f"axis {axis} is out of range for data {data}")
-    return axis % data.ndim
+    return check_axis(axis, data.ndim, of=f"data {data}")
 
 
 def _layout_shape(dims: dict, layout: str) -> tuple:
@@ -200,8 +193,8 @@ class DenseAttrs(Attrs):
 
     def __post_init__(self):
         if self.units is not None:
-            _set(self, "units", _positive(self.units, "units"))
-        _set(self, "out_dtype", _dtype_attr(self.out_dtype))
+            set_fields(self, units=_positive(self.units, "units"))
+        set_fields(self, out_dtype=_dtype_attr(self.out_dtype))
 
 
 def _check_units(attrs, out_dim, weight: TensorType, name: str = "weight"):
@@ -245,8 +238,7 @@ class MatmulAttrs(Attrs):
 
     def __post_init__(self):
         DenseAttrs.__post_init__(self)
-        _set(self, "transpose_a", bool(self.transpose_a))
-        _set(self, "transpose_b", bool(self.transpose_b))
+        set_fields(self, transpose_a=bool(self.transpose_a), transpose_b=bool(self.transpose_b))
 
 
 def _matmul_rel(types, attrs):
@@ -285,9 +277,8 @@ class BatchMatmulAttrs(Attrs):
     transpose_b: bool = True
 
     def __post_init__(self):
-        _set(self, "out_dtype", _dtype_attr(self.out_dtype))
-        _set(self, "transpose_a", bool(self.transpose_a))
-        _set(self, "transpose_b", bool(self.transpose_b))
+        set_fields(self, out_dtype=_dtype_attr(self.out_dtype), transpose_a=bool(self.transpose_a),
+                   transpose_b=bool(self.transpose_b))
 
 
 def _batch_matmul_rel(types, attrs):
@@ -331,7 +322,7 @@ class BiasAddAttrs(Attrs):
     axis: int = 1
 
     def __post_init__(self):
-        _set(self, "axis", int(self.axis))
+        set_fields(self, axis=int(self.axis))
 
 
 def _bias_add_rel(types, attrs):
@@ -368,13 +359,7 @@ class LeakyReluAttrs(Attrs):
     alpha: float = 0.01
 
     def __post_init__(self):
-        _set(self, "alpha", float(self.alpha))
-
-
-def _float_rel(types, attrs):
-    t = tensor(types[0])
-    require_float(t)
-    return t
+        set_fields(self, alpha=float(self.alpha))
 
 
 def _leaky_relu_ref(data, attrs):
@@ -382,8 +367,8 @@ def _leaky_relu_ref(data, attrs):
     return np.where(x > 0, x, attrs.alpha * x).astype(data.dtype)
 
 
-register_op("nn.leaky_relu", rel=_float_rel, ref=_leaky_relu_ref, pattern=OpPattern.ELEMWISE,
-            num_inputs=1, attrs=LeakyReluAttrs)
+register_op("nn.leaky_relu", rel=float_identity_rel, ref=_leaky_relu_ref,
+            pattern=OpPattern.ELEMWISE, num_inputs=1, attrs=LeakyReluAttrs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -391,7 +376,7 @@ class PReluAttrs(Attrs):
     axis: int = 1
 
     def __post_init__(self):
-        _set(self, "axis", int(self.axis))
+        set_fields(self, axis=int(self.axis))
 
 
 def _prelu_rel(types, attrs):
@@ -417,11 +402,11 @@ class SoftmaxAttrs(Attrs):
     axis: int = -1
 
     def __post_init__(self):
-        _set(self, "axis", int(self.axis))
+        set_fields(self, axis=int(self.axis))
 
 
 def _softmax_rel(types, attrs):
-    t = _float_rel(types, attrs)
+    t = float_identity_rel(types, attrs)
     _axis(attrs.axis, t)
     return t
 
@@ -467,15 +452,15 @@ class Conv2DAttrs(Attrs):
 
     def __post_init__(self):
         n = len(self._spatial)
-        _set(self, "strides", _ints(self.strides, n, "strides", 1))
-        _set(self, "padding", _padding(self.padding, n))
-        _set(self, "dilation", _ints(self.dilation, n, "dilation", 1))
-        _set(self, "groups", _positive(self.groups, "groups"))
+        set_fields(self, strides=_ints(self.strides, n, "strides", 1),
+                   padding=_padding(self.padding, n),
+                   dilation=_ints(self.dilation, n, "dilation", 1),
+                   groups=_positive(self.groups, "groups"))
         if self.channels is not None:
-            _set(self, "channels", _positive(self.channels, "channels"))
+            set_fields(self, channels=_positive(self.channels, "channels"))
         if self.kernel_size is not None:
-            _set(self, "kernel_size", _ints(self.kernel_size, n, "kernel_size", 1))
-        _set(self, "out_dtype", _dtype_attr(self.out_dtype))
+            set_fields(self, kernel_size=_ints(self.kernel_size, n, "kernel_size", 1))
+        set_fields(self, out_dtype=_dtype_attr(self.out_dtype))
         _layouts(self, "NC" + self._spatial, "data_layout", "OI" + self._spatial)
 
     def non_default_items(self) -> list[tuple[str, object]]:
@@ -584,11 +569,10 @@ class MaxPool2DAttrs(Attrs):
     ceil_mode: bool = False
 
     def __post_init__(self):
-        _set(self, "pool_size", _ints(self.pool_size, 2, "pool_size", 1))
-        _set(self, "strides", _ints(self.strides, 2, "strides", 1))
-        _set(self, "dilation", _ints(self.dilation, 2, "dilation", 1))
-        _set(self, "padding", _padding(self.padding, 2))
-        _set(self, "ceil_mode", bool(self.ceil_mode))
+        set_fields(self, pool_size=_ints(self.pool_size, 2, "pool_size", 1),
+                   strides=_ints(self.strides, 2, "strides", 1),
+                   dilation=_ints(self.dilation, 2, "dilation", 1),
+                   padding=_padding(self.padding, 2), ceil_mode=bool(self.ceil_mode))
         _layouts(self, "NCHW", "layout")
 
 
@@ -598,7 +582,7 @@ class AvgPool2DAttrs(MaxPool2DAttrs):
 
     def __post_init__(self):
         super().__post_init__()
-        _set(self, "count_include_pad", bool(self.count_include_pad))
+        set_fields(self, count_include_pad=bool(self.count_include_pad))
 
 
 def _pool_out_hw(h, w, attrs):
@@ -700,7 +684,7 @@ class AdaptivePool2DAttrs(Attrs):
             if len(size) not in (0, 2):
                 raise ValueError(f"output_size needs 1 or 2 values, found {self.output_size!r}")
             size = tuple(None if v is None else _positive(v, "output_size") for v in size)
-            _set(self, "output_size", size or None)
+            set_fields(self, output_size=size or None)
         _layouts(self, "NCHW", "layout")
 
 
@@ -771,10 +755,8 @@ class NormAttrs(Attrs):
     scale: bool = True
 
     def __post_init__(self):
-        _set(self, "axis", int(self.axis))
-        _set(self, "epsilon", float(self.epsilon))
-        _set(self, "center", bool(self.center))
-        _set(self, "scale", bool(self.scale))
+        set_fields(self, axis=int(self.axis), epsilon=float(self.epsilon), center=bool(self.center),
+                   scale=bool(self.scale))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -788,7 +770,7 @@ class GroupNormAttrs(NormAttrs):
 
     def __post_init__(self):
         super().__post_init__()
-        _set(self, "num_groups", _positive(self.num_groups, "num_groups"))
+        set_fields(self, num_groups=_positive(self.num_groups, "num_groups"))
 
 
 _NORM_PARAMS = ("gamma", "beta", "moving_mean", "moving_var")
@@ -895,11 +877,11 @@ class DropoutAttrs(Attrs):
         rate = float(self.rate)
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"rate must be in [0, 1], found {self.rate!r}")
-        _set(self, "rate", rate)
+        set_fields(self, rate=rate)
 
 
 def _dropout_rel(types, attrs):
-    t = _float_rel(types, attrs)
+    t = float_identity_rel(types, attrs)
     return TupleType((t, t))
 
 
@@ -922,7 +904,7 @@ class PadAttrs(Attrs):
 
     def __post_init__(self):
         width = tuple(_ints(p, 2, "pad_width entry") for p in self.pad_width)
-        _set(self, "pad_width", width)
+        set_fields(self, pad_width=width)
         if self.pad_mode not in _PAD_MODES:
             raise ValueError(f"pad_mode must be one of {', '.join(_PAD_MODES)}, "
                              f"found {self.pad_mode!r}")

@@ -15,9 +15,9 @@ import dataclasses
 import numpy as np
 
 from ..ir.types import TensorType, is_float
+from .attrs_util import attr_ints, set_fields
 from .registry import Attrs, OpPattern, call, register_op
-from .transform import attr_ints, check_axes, set_fields, show_type
-from .type_rel import fail, tensor
+from .type_rel import check_axes, fail, show_type, tensor
 
 
 @dataclasses.dataclass(frozen=True)

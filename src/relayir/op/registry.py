@@ -58,17 +58,6 @@ class Attrs:
         return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)]
 
 
-def as_tuple(value, length: int | None = None, name: str = "") -> tuple:
-    """Normalise an int-or-sequence attribute (``strides=1`` → ``(1, 1)``)."""
-    if value is None:
-        return None
-    if isinstance(value, (list, tuple)):
-        return tuple(as_tuple(v) if isinstance(v, list) else v for v in value)
-    if length is not None:
-        return (value,) * length
-    return (value,)
-
-
 _REGISTRY: dict[str, Op] = {}
 
 

@@ -16,111 +16,26 @@ import dataclasses
 
 import numpy as np
 
-from ..errors import Error, OpError, TypeInferenceError
+from ..errors import OpError
 from ..ir.expr import Expr, Tuple, as_expr, const
-from ..ir.types import Any, SymbolicDim, TensorType, TupleType, check_dtype, is_float, is_int
+from ..ir.types import Any, SymbolicDim, TensorType, TupleType, is_float, is_int
+from .attrs_util import attr_dtype, attr_int, attr_ints, set_fields
 from .registry import Attrs, OpPattern, call, register_op
-from .type_rel import broadcast_dim, fail, tensor, tensors, tuple_of_tensors
-
-# ---------------------------------------------------------------- shared helpers
-# (reduce.py imports these; they are not exported through ``__all__``.)
-
-
-def show_type(t: TensorType) -> str:
-    """``Tensor[(2, ?, n), float32]``, independent of the text printer."""
-    return f"Tensor[({', '.join(repr(d) for d in t.shape)}), {t.dtype}]"
-
-
-def attr_int(value, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, found {value!r}")
-    return int(value)
-
-
-def attr_ints(value, name: str) -> tuple[int, ...]:
-    """An int or a sequence of ints as a tuple of Python ints (hashable, printable)."""
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return (int(value),)
-    if not isinstance(value, (list, tuple)):
-        raise TypeError(f"{name} must be an int or a sequence of ints, found {value!r}")
-    return tuple(attr_int(v, name) for v in value)
-
-
-def attr_dtype(value, name: str = "dtype") -> str:
-    try:
-        return check_dtype(value)
-    except Error as exc:
-        raise ValueError(f"{name}: {exc}") from None
-
-
-def set_fields(obj, **values) -> None:
-    for key, value in values.items():
-        object.__setattr__(obj, key, value)
-
-
-def check_axis(axis: int, ndim: int, what: str = "axis") -> int:
-    """``axis`` in ``[-ndim, ndim)`` as a non-negative index (a 0-d tensor has no axis)."""
-    if not -ndim <= axis < ndim:
-        expected = f"{-ndim} <= {what} < {ndim}" if ndim else "no axis"
-        fail(f"{what} {axis} is out of range for a tensor of rank {ndim} (expected {expected})")
-    return axis + ndim if axis < 0 else axis
-
-
-def check_insert_axis(axis: int, ndim: int) -> int:
-    """An axis for a new dimension: ``[-ndim-1, ndim]`` (expand_dims, stack)."""
-    if not -ndim - 1 <= axis <= ndim:
-        fail(f"axis {axis} is out of range for a new axis of a rank-{ndim} tensor "
-             f"(expected {-ndim - 1} <= axis <= {ndim})")
-    return axis + ndim + 1 if axis < 0 else axis
-
-
-def check_axes(axes, ndim: int, what: str = "axis") -> list[int]:
-    out = [check_axis(a, ndim, what) for a in axes]
-    if len(set(out)) != len(out):
-        fail(f"{what} {tuple(axes)} repeats an axis")
-    return out
-
-
-def dim_mul(a, b):
-    """``a * b`` for dims; unknown unless one side is a static 0 or 1."""
-    if a == 1:
-        return b
-    if b == 1:
-        return a
-    if a == 0 or b == 0:
-        return 0
-    if isinstance(a, int) and isinstance(b, int):
-        return a * b
-    return Any()
-
-
-def dim_unify(a, b):
-    """The dim two must-be-equal dims share; None if they certainly differ."""
-    if a == b:
-        return a
-    if isinstance(a, int) and isinstance(b, int):
-        return None
-    if isinstance(a, int):
-        return a
-    if isinstance(b, int):
-        return b
-    return Any()
-
-
-def runtime_checked(ref):
-    """A reference whose shape helpers ``fail`` only when dynamic dims meet bad values at
-    run time; the interpreter then reports it as its own error, naming the op."""
-
-    def wrapped(*args):
-        try:
-            return ref(*args)
-        except TypeInferenceError as exc:
-            raise ValueError(str(exc)) from None
-
-    wrapped.__name__ = ref.__name__
-    return wrapped
+from .type_rel import (
+    broadcast_dim,
+    check_axes,
+    check_axis,
+    check_insert_axis,
+    dim_mul,
+    dim_unify,
+    fail,
+    num_elements,
+    runtime_checked,
+    show_type,
+    tensor,
+    tensors,
+    tuple_of_tensors,
+)
 
 
 def _check_tensor_list(ty, what: str = "data") -> list[TensorType]:
@@ -258,20 +173,11 @@ def reshape_shape(ishape: tuple, newshape: tuple, allowzero: bool = False) -> tu
             fail(f"cannot reshape shape ({', '.join(map(repr, ishape))}) to newshape "
                  f"{newshape}: the -1 dimension is not a whole number")
         oshape[infer_at] = dim
-    n_in, n_out = _static_count(ishape), _static_count(oshape)
+    n_in, n_out = num_elements(ishape), num_elements(oshape)
     if n_in is not None and n_out is not None and n_in != n_out:
         fail(f"cannot reshape shape ({', '.join(map(repr, ishape))}) ({n_in} elements) to "
              f"newshape {newshape} = {tuple(oshape)} ({n_out} elements)")
     return tuple(oshape)
-
-
-def _static_count(shape) -> int | None:
-    n = 1
-    for d in shape:
-        if not isinstance(d, int):
-            return None
-        n *= d
-    return n
 
 
 def _reshape_rel(types, attrs):

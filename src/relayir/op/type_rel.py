@@ -86,17 +86,62 @@ def broadcast_shapes(a: TensorType, b: TensorType, names=("lhs", "rhs")) -> tupl
     return tuple(out)
 
 
-def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
+def show_type(t: TensorType) -> str:
+    """``Tensor[(2, ?, n), float32]``, independent of the text printer."""
+    return f"Tensor[({', '.join(repr(d) for d in t.shape)}), {t.dtype}]"
+
+
+def check_axis(axis: int, ndim: int, what: str = "axis", of: str = "") -> int:
+    """``axis`` in ``[-ndim, ndim)`` as a non-negative index (a 0-d tensor has no axis).
+
+    ``of`` names the tensor in the message (``"data Tensor[(2, 3), float32]"``);
+    by default it is "a tensor of rank ``ndim``"."""
     if not -ndim <= axis < ndim:
-        fail(f"{what} {axis} is out of range for a tensor of rank {ndim}")
+        expected = f"{-ndim} <= {what} < {ndim}" if ndim else "no axis"
+        fail(f"{what} {axis} is out of range for {of or f'a tensor of rank {ndim}'} "
+             f"(expected {expected})")
     return axis + ndim if axis < 0 else axis
 
 
-def normalize_axes(axes, ndim: int, what: str = "axis") -> list[int]:
-    out = [normalize_axis(a, ndim, what) for a in axes]
+def check_insert_axis(axis: int, ndim: int) -> int:
+    """An axis for a new dimension: ``[-ndim-1, ndim]`` (expand_dims, stack)."""
+    if not -ndim - 1 <= axis <= ndim:
+        fail(f"axis {axis} is out of range for a new axis of a rank-{ndim} tensor "
+             f"(expected {-ndim - 1} <= axis <= {ndim})")
+    return axis + ndim + 1 if axis < 0 else axis
+
+
+def check_axes(axes, ndim: int, what: str = "axis") -> list[int]:
+    out = [check_axis(a, ndim, what) for a in axes]
     if len(set(out)) != len(out):
-        fail(f"{what} {list(axes)} repeats an axis")
+        fail(f"{what} {tuple(axes)} repeats an axis")
     return out
+
+
+def dim_mul(a, b):
+    """``a * b`` for dims; unknown unless one side is a static 0 or 1."""
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    if a == 0 or b == 0:
+        return 0
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    return Any()
+
+
+def dim_unify(a, b):
+    """The dim two must-be-equal dims share; None if they certainly differ."""
+    if a == b:
+        return a
+    if isinstance(a, int) and isinstance(b, int):
+        return None
+    if isinstance(a, int):
+        return a
+    if isinstance(b, int):
+        return b
+    return Any()
 
 
 def num_elements(shape) -> int | None:
@@ -107,6 +152,20 @@ def num_elements(shape) -> int | None:
             return None
         n *= d
     return n
+
+
+def runtime_checked(ref):
+    """A reference whose shape helpers ``fail`` only when dynamic dims meet bad values at
+    run time; the interpreter then reports it as its own error, naming the op."""
+
+    def wrapped(*args):
+        try:
+            return ref(*args)
+        except TypeInferenceError as exc:
+            raise ValueError(str(exc)) from None
+
+    wrapped.__name__ = ref.__name__
+    return wrapped
 
 
 # ---------------------------------------------------------------- common relations

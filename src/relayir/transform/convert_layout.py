@@ -38,9 +38,9 @@ from ..ir.types import TensorType
 from ..op.layout import layout_transform
 from ..op.reduce import reduce_axes
 from ..op.registry import OpPattern, call, get_op
+from .analysis import typed_module
 from .fold_scale_axis import reinfer
 from .pass_infra import Pass, module_pass
-from .rewrite import typed_module
 
 _CONVS = {"nn.conv2d": "NCHW", "nn.conv1d": "NCW"}
 _POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d",

@@ -20,11 +20,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
+from ..ir._util import gc_paused
 from ..ir.adt import Clause, Match
 from ..ir.expr import Expr, Function, If, Op
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
-from .dead_code import copy_types, finish, gc_paused, typed_input
+from .analysis import copy_types, map_functions, typed_module
 from .pass_infra import Pass, module_pass, register_pass
 
 
@@ -123,19 +124,13 @@ def _cse(expr: Expr, fskip) -> tuple[Expr, bool]:
 def EliminateCommonSubexpr(fskip: Callable[[Expr], bool] | None = None) -> Pass:  # noqa: N802
     """Relay's ``EliminateCommonSubexpr`` (opt level 3)."""
 
+    def one(gv, fn):
+        with gc_paused():
+            return _cse(fn, fskip)
+
     @module_pass(opt_level=3, name="EliminateCommonSubexpr")
     def cse(mod: IRModule, ctx) -> IRModule:
-        mod = typed_input(mod)
-        functions = {}
-        typed = True
-        for gv, fn in mod.functions.items():
-            if fn.is_primitive:
-                functions[gv] = fn
-                continue
-            with gc_paused():
-                functions[gv], ok = _cse(fn, fskip)
-            typed &= ok
-        return finish(mod.with_functions(functions), typed)
+        return map_functions(typed_module(mod), one)
 
     return cse
 

@@ -34,11 +34,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.expr import Call, Constant, Expr, Let, Op, Tuple, TupleGetItem, Var
-from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType
+from .analysis import TypedMutator, typed_module, with_type
 from .pass_infra import Pass, PassContext, module_pass, register_pass
-from .rewrite import typed_module
 
 _NOT_FOLDED: frozenset[str] = frozenset()  # ops never evaluated at compile time
 
@@ -61,11 +60,6 @@ def _is_atom(e: Expr) -> bool:
     return type(e) in (Constant, Var) or (type(e) is Tuple and all(_is_atom(f) for f in e.fields))
 
 
-def _typed(node: Expr, ty) -> Expr:
-    node.set_checked_type(ty)
-    return node
-
-
 _NP_DTYPES: dict[str, np.dtype] = {}
 
 
@@ -85,7 +79,7 @@ def _constant(array, ty: TensorType) -> Constant | None:
         # fresh from the reference (the inputs are read-only, and so are their views):
         # nobody else holds it, so freeze it instead of letting Constant copy it
         a.flags.writeable = False
-    return _typed(Constant(a), ty)
+    return with_type(Constant(a), ty)
 
 
 def _as_expr(value, ty) -> Expr | None:
@@ -98,7 +92,7 @@ def _as_expr(value, ty) -> Expr | None:
         fields = [_as_expr(v, t) for v, t in zip(value, ty.fields)]
         if any(f is None for f in fields):
             return None
-        return _typed(Tuple(tuple(fields)), ty)
+        return with_type(Tuple(tuple(fields)), ty)
     return None
 
 
@@ -108,19 +102,14 @@ def _static(ty) -> bool:
     return isinstance(ty, TupleType) and all(_static(f) for f in ty.fields)
 
 
-class ConstantFolder(ExprMutator):
-    """The folding sweep over one expression; ``folded`` counts the calls it evaluated."""
+class ConstantFolder(TypedMutator):
+    """The folding sweep over one expression; ``folded`` counts the calls it evaluated.
+
+    Folding keeps types, so a node rebuilt around folded children keeps its own."""
 
     def __init__(self) -> None:
         super().__init__()
         self.folded = 0
-
-    @staticmethod
-    def _keep_type(old: Expr, new: Expr) -> Expr:
-        # folding keeps types, so a node rebuilt around folded children keeps its own
-        if new is not old and not new.has_type and old.has_type:
-            new.set_checked_type(old.checked_type)
-        return new
 
     def visit_call(self, call: Call) -> Expr:
         op = call.op
@@ -131,7 +120,7 @@ class ConstantFolder(ExprMutator):
                 if folded is not None:
                     self.folded += 1
                     return folded
-        return self._keep_type(call, super().visit_call(call))
+        return super().visit_call(call)
 
     @staticmethod
     def _evaluate(call: Call, args: list) -> Expr | None:
@@ -144,11 +133,8 @@ class ConstantFolder(ExprMutator):
             return None
         return _as_expr(out, ty)
 
-    def visit_tuple(self, t: Tuple) -> Expr:
-        return self._keep_type(t, super().visit_tuple(t))
-
     def visit_tuple_getitem(self, t: TupleGetItem) -> Expr:
-        new = self._keep_type(t, super().visit_tuple_getitem(t))
+        new = super().visit_tuple_getitem(t)
         tup = new.tuple_value
         if type(tup) is Tuple and all(
                 _is_atom(f) for i, f in enumerate(tup.fields) if i != new.index):
@@ -162,40 +148,16 @@ class ConstantFolder(ExprMutator):
             value = self.visit(e.value)
             if type(value) is Constant:
                 self.memo[e.var] = value  # every use of the variable reads the constant
-                chain.append((e, None, value))
+                chain.append((e, e.var, None))  # inlined: the let is gone
             else:
                 chain.append((e, self.visit(e.var), value))
             e = e.body
-        result = self.visit(e)
-        for old, var, value in reversed(chain):
-            if var is None:
-                pass  # inlined: the let is gone
-            elif var is old.var and value is old.value and result is old.body:
-                result = old
-            else:
-                result = self._keep_type(old, Let(var, value, result).with_span(old.span))
-            self.memo[old] = result
-        return result
-
-    def visit_if(self, e):
-        return self._keep_type(e, super().visit_if(e))
+        return self.rebuild_lets(chain, self.visit(e))
 
     def visit_function(self, fn):
         if fn.is_primitive:
             return fn
-        return self._keep_type(fn, super().visit_function(fn))
-
-    def visit_match(self, m):
-        return self._keep_type(m, super().visit_match(m))
-
-    def visit_ref_create(self, r):
-        return self._keep_type(r, super().visit_ref_create(r))
-
-    def visit_ref_read(self, r):
-        return self._keep_type(r, super().visit_ref_read(r))
-
-    def visit_ref_write(self, r):
-        return self._keep_type(r, super().visit_ref_write(r))
+        return super().visit_function(fn)
 
 
 def fold_constant(expr: Expr) -> Expr:

@@ -38,8 +38,8 @@ from ..ir.module import IRModule
 from ..ir.types import TensorType, is_float
 from ..op.registry import call
 from ..typing.infer import infer_expr
+from .analysis import typed_module
 from .pass_infra import Pass, module_pass, register_pass
-from .rewrite import typed_module
 
 _CONVS = ("nn.conv2d", "nn.conv1d")
 _RELUS = ("nn.relu", "nn.leaky_relu")

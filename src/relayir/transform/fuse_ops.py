@@ -25,70 +25,18 @@ re-inferred.
 
 from __future__ import annotations
 
-from ..ir.expr import Call, Expr, Function, Let, Op, Tuple, TupleGetItem, Var
-from ..ir.functor import ExprMutator, post_order
+from ..ir.expr import Call, Expr, Function, Op, Tuple, TupleGetItem, Var
+from ..ir.functor import post_order
 from ..ir.module import IRModule
 from ..ir.types import FuncType
 from ..typing.infer import infer_module
+from .analysis import TypedMutator, keep_type
 from .fusion import IndexedGraph, Untyped, partition
 from .pass_infra import Pass, PassContext, module_pass, register_pass
 
 MAX_DEPTH_KEY = "relay.FuseOps.max_depth"
 # One shared attribute map: Function() validates a plain dict slowly (an ABC check).
 _PRIMITIVE_ATTRS = Function((), Tuple(()), attrs={"Primitive": 1}).attrs
-
-
-def _typed(old: Expr, new: Expr) -> Expr:
-    """Give a rebuilt node the type of the node it replaces (types are facts of nodes)."""
-    if new is not old and not new.has_type and old.has_type:
-        new.set_checked_type(old.checked_type)
-    return new
-
-
-class TypedMutator(ExprMutator):
-    """An ``ExprMutator`` whose rebuilt nodes keep the checked types of the originals."""
-
-    def visit_call(self, call):
-        return _typed(call, super().visit_call(call))
-
-    def visit_tuple(self, t):
-        return _typed(t, super().visit_tuple(t))
-
-    def visit_tuple_getitem(self, t):
-        return _typed(t, super().visit_tuple_getitem(t))
-
-    def visit_if(self, e):
-        return _typed(e, super().visit_if(e))
-
-    def visit_function(self, fn):
-        return _typed(fn, super().visit_function(fn))
-
-    def visit_match(self, m):
-        return _typed(m, super().visit_match(m))
-
-    def visit_ref_create(self, r):
-        return _typed(r, super().visit_ref_create(r))
-
-    def visit_ref_read(self, r):
-        return _typed(r, super().visit_ref_read(r))
-
-    def visit_ref_write(self, r):
-        return _typed(r, super().visit_ref_write(r))
-
-    def visit_let(self, let):
-        chain = []
-        e = let
-        while isinstance(e, Let) and e not in self.memo:
-            chain.append((e, self.visit(e.var), self.visit(e.value)))
-            e = e.body
-        result = self.visit(e)
-        for old, new_var, new_value in reversed(chain):
-            if new_var is old.var and new_value is old.value and result is old.body:
-                result = old
-            else:
-                result = _typed(old, Let(new_var, new_value, result).with_span(old.span))
-            self.memo[old] = result
-        return result
 
 
 class _Group:
@@ -187,7 +135,7 @@ def fuse_function(func: Function, opt_level: int = 2, max_depth: int = 256) -> F
     if body is func.body:
         return func
     new = Function(func.params, body, func.ret_type, func.type_params, func.attrs)
-    return _typed(func, new.with_span(func.span))
+    return keep_type(func, new.with_span(func.span))
 
 
 def _fuse_module(mod: IRModule, opt_level: int, max_depth: int) -> IRModule:

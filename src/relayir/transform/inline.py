@@ -17,20 +17,12 @@ inlined: their bodies mention type variables the call site does not bind.
 
 from __future__ import annotations
 
+from ..ir._util import gc_paused
 from ..ir.adt import Match, pattern_vars
 from ..ir.expr import Expr, Function, GlobalVar, Let, Var
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
-from .dead_code import (
-    REFS,
-    Effects,
-    copy_types,
-    finish,
-    gc_paused,
-    ref_kinds,
-    typed_input,
-    unique_nodes,
-)
+from .analysis import REFS, Effects, copy_types, finish, ref_kinds, typed_module, unique_nodes
 from .pass_infra import Pass, module_pass, register_pass
 from .remove_unused_functions import global_refs
 from .to_a_normal_form import ATOMS
@@ -161,7 +153,7 @@ class _State:
 
 @module_pass(opt_level=1, name="Inline")
 def _inline(mod: IRModule, ctx) -> IRModule:
-    mod = typed_input(mod)
+    mod = typed_module(mod)
     state = _State(mod)
     if not state.inlinable:
         return mod.with_functions(dict(mod.functions))

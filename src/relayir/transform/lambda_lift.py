@@ -23,12 +23,13 @@ function (an earlier lift) keeps that function, so the pass is idempotent.
 
 from __future__ import annotations
 
+from ..ir._util import gc_paused
 from ..ir.analysis import free_type_vars, free_vars
 from ..ir.expr import Call, Expr, Function, GlobalVar, Let, Var
 from ..ir.functor import ExprMutator, post_order
 from ..ir.module import IRModule
 from ..ir.types import FuncType, IncompleteType, RefType, TupleType, Type, TypeCall
-from .dead_code import copy_types, finish, gc_paused, typed_input
+from .analysis import copy_types, finish, typed_module, with_type
 from .pass_infra import Pass, module_pass, register_pass
 
 
@@ -114,7 +115,7 @@ class _Lifter:
             for v, t in zip(fresh, cap_tys):
                 v.set_checked_type(t)
         if recursive:
-            sub[let_var] = _typed(Call(gv, tuple(fresh)), fn_ty) if closure_form else gv
+            sub[let_var] = with_type(Call(gv, tuple(fresh)), fn_ty) if closure_form else gv
         mutator = _LiftMutator(self, sub)
         body = mutator.visit(fn.body)
         self.typed &= typed and copy_types(mutator.memo)
@@ -122,15 +123,15 @@ class _Lifter:
             attrs = dict(fn.attrs)
             attrs["Closure"] = 1
             inner = Function(fn.params, body, fn.ret_type, fn.type_params, attrs).with_span(fn.span)
-            _typed(inner, fn_ty)
+            with_type(inner, fn_ty)
             ret = _known_type(fn) if ftv else None
             lifted = Function(fresh, inner, ret, ftv).with_span(fn.span)
         else:
             lifted = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs).with_span(
                 fn.span)
-        self.lifted[gv] = _typed(lifted, gv_ty)
+        self.lifted[gv] = with_type(lifted, gv_ty)
         if closure_form:
-            return _typed(Call(gv, tuple(outer.visit(v) for v in captured)), fn_ty)
+            return with_type(Call(gv, tuple(outer.visit(v) for v in captured)), fn_ty)
         return gv
 
 
@@ -157,14 +158,7 @@ class _LiftMutator(ExprMutator):
                 new_value = self.visit(value)
             chain.append((e, self.visit(e.var), new_value))
             e = e.body
-        result = self.visit(e)
-        for old, new_var, new_value in reversed(chain):
-            if not (new_var is old.var and new_value is old.value and result is old.body):
-                result = Let(new_var, new_value, result).with_span(old.span)
-            else:
-                result = old
-            self.memo[old] = result
-        return result
+        return self.rebuild_lets(chain, self.visit(e))
 
 
 def _convert_global(lifter: _Lifter, fn: Function) -> Function:
@@ -177,24 +171,18 @@ def _convert_global(lifter: _Lifter, fn: Function) -> Function:
     if closure and new_body is not body.body:
         new_body = Function(body.params, new_body, body.ret_type, body.type_params,
                             body.attrs).with_span(body.span)
-        _typed(new_body, body.checked_type if body.has_type else None)
+        with_type(new_body, body.checked_type if body.has_type else None)
     elif closure:
         new_body = body
     if new_body is body:
         return fn
     new = Function(fn.params, new_body, fn.ret_type, fn.type_params, fn.attrs).with_span(fn.span)
-    return _typed(new, fn.checked_type if fn.has_type else None)
-
-
-def _typed(e: Expr, ty: Type | None) -> Expr:
-    if ty is not None:
-        e.set_checked_type(ty)
-    return e
+    return with_type(new, fn.checked_type if fn.has_type else None)
 
 
 @module_pass(opt_level=0, name="LambdaLift")
 def _lambda_lift(mod: IRModule, ctx) -> IRModule:
-    mod = typed_input(mod)
+    mod = typed_module(mod)
     lifter = _Lifter(mod)
     with gc_paused():
         functions = {gv: fn if _skipped(fn) else _convert_global(lifter, fn)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ..ir.expr import GlobalVar
 from ..ir.module import IRModule
-from .dead_code import typed_input, unique_nodes
+from .analysis import typed_module, unique_nodes
 from .pass_infra import Pass, module_pass, register_pass
 
 
@@ -47,7 +47,7 @@ def RemoveUnusedFunctions(entry_functions: Sequence[str] = ("main",)) -> Pass:  
 
     @module_pass(opt_level=1, name="RemoveUnusedFunctions")
     def remove_unused(mod: IRModule, ctx) -> IRModule:
-        mod = typed_input(mod)
+        mod = typed_module(mod)
         keep = reachable(mod, entries)
         return mod.with_functions({gv: f for gv, f in mod.functions.items() if gv in keep})
 

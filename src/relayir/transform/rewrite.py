@@ -29,10 +29,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..errors import Error, TypeInferenceError
-from ..ir.expr import Call, Constant, Expr, Let, Op, Tuple, TupleGetItem, Var, short_text
-from ..ir.functor import ExprMutator
+from ..ir.expr import Call, Constant, Expr, Op, Tuple, TupleGetItem, Var, short_text
 from ..ir.types import TensorType, TupleType
 from ..typing.infer import infer_expr
+from .analysis import TypedMutator, typed_module
 
 
 def infer_new(expr: Expr) -> Expr:
@@ -268,7 +268,7 @@ class _RuleIndex:
         return found
 
 
-class _Rewriter(ExprMutator):
+class _Rewriter(TypedMutator):
     def __init__(self, rules: Sequence[Rule] | _RuleIndex, fired: Counter, max_local: int = 64):
         super().__init__()
         self.index = rules if isinstance(rules, _RuleIndex) else _RuleIndex(rules)
@@ -295,50 +295,17 @@ class _Rewriter(ExprMutator):
                 return node
         return node
 
-    @staticmethod
-    def _keep_type(old: Expr, new: Expr) -> Expr:
-        # rules keep types, so a node rebuilt around rewritten children keeps its type
-        if new is not old and not new.has_type and old.has_type:
-            new.set_checked_type(old.checked_type)
-        return new
+    # rules keep types, so a node rebuilt around rewritten children keeps its type
+    # (``TypedMutator``), and the rules see typed nodes
 
     def visit_call(self, call):
-        return self._rewrite(self._keep_type(call, super().visit_call(call)))
+        return self._rewrite(super().visit_call(call))
 
     def visit_tuple(self, t):
-        return self._rewrite(self._keep_type(t, super().visit_tuple(t)))
+        return self._rewrite(super().visit_tuple(t))
 
     def visit_tuple_getitem(self, t):
-        return self._rewrite(self._keep_type(t, super().visit_tuple_getitem(t)))
-
-    def visit_let(self, let):
-        result = super().visit_let(let)
-        e = let
-        while type(e) is Let:
-            new = self.memo.get(e)
-            if new is None:
-                break
-            self._keep_type(e, new)
-            e = e.body
-        return result
-
-    def visit_if(self, e):
-        return self._keep_type(e, super().visit_if(e))
-
-    def visit_function(self, fn):
-        return self._keep_type(fn, super().visit_function(fn))
-
-    def visit_match(self, m):
-        return self._keep_type(m, super().visit_match(m))
-
-    def visit_ref_create(self, r):
-        return self._keep_type(r, super().visit_ref_create(r))
-
-    def visit_ref_read(self, r):
-        return self._keep_type(r, super().visit_ref_read(r))
-
-    def visit_ref_write(self, r):
-        return self._keep_type(r, super().visit_ref_write(r))
+        return self._rewrite(super().visit_tuple_getitem(t))
 
 
 def rewrite(expr: Expr, rules: Sequence[Rule], debug: bool = False,
@@ -363,19 +330,6 @@ def rewrite(expr: Expr, rules: Sequence[Rule], debug: bool = False,
 
 def same_type(a: Expr, b: Expr) -> bool:
     return a.checked_type == b.checked_type
-
-
-def typed_module(mod):
-    """``mod`` if every global function carries its checked type, else a type-checked copy.
-
-    Nodes are immutable, so a typed function's whole body is typed: checking the roots
-    is enough, and a pipeline of type-keeping passes never re-infers the module.
-    """
-    from ..typing.infer import infer_module
-
-    if all(fn.has_type for fn in mod.functions.values()):
-        return mod
-    return infer_module(mod.copy())
 
 
 def rewrite_module(mod, rules: Sequence[Rule], name: str = "rewrite", debug: bool = False):

@@ -27,6 +27,7 @@ walks the graph in Kahn's order and the filling runs on an explicit stack.
 
 from __future__ import annotations
 
+from ..ir._util import gc_paused
 from ..ir.adt import Clause, Constructor, Match
 from ..ir.analysis import free_vars
 from ..ir.expr import (
@@ -47,7 +48,7 @@ from ..ir.expr import (
 )
 from ..ir.functor import ExprMutator, dataflow_inputs, expr_children, post_order
 from ..ir.module import IRModule
-from .dead_code import copy_types, gc_paused, typed_input
+from .analysis import copy_types, typed_module
 from .pass_infra import Pass, module_pass, register_pass
 
 ATOMS = (Var, GlobalVar, Op, Constructor, Constant)
@@ -348,16 +349,12 @@ def _untangle_recursive_lets(root: Expr, fn_lets: list) -> Expr:
             chain, e = [], let_
             while isinstance(e, Let) and e not in self.memo:
                 v = values.get(e)
-                chain.append((e, self.visit(v if v is not None else e.value)))
+                chain.append((e, e.var, self.visit(v if v is not None else e.value)))
                 e = e.body
-            result = self.visit(e)
-            for old, new_value in reversed(chain):
-                if not (new_value is old.value and result is old.body):
-                    result = _typed(Let(old.var, new_value, result).with_span(old.span), old)
-                else:
-                    result = old
-                self.memo[old] = result
-            return result
+            return self.rebuild_lets(chain, self.visit(e))
+
+        def new_let(self, old, var, value, body):
+            return _typed(super().new_let(old, var, value, body), old)
 
     r = _Replace()
     out = r.visit(root)
@@ -390,7 +387,7 @@ def _convert(expr: Expr) -> Expr:
 
 
 def _anf_module(mod: IRModule, ctx) -> IRModule:
-    mod = typed_input(mod)
+    mod = typed_module(mod)
     with gc_paused():
         functions = {gv: to_a_normal_form_expr(fn) for gv, fn in mod.functions.items()}
     return mod.with_functions(functions)  # every new node took its type from the old one

@@ -15,55 +15,36 @@ for pure programs; keeping effectful bindings makes it valid for all of them.
 
 from __future__ import annotations
 
+from ..ir._util import gc_paused
 from ..ir.analysis import free_vars
 from ..ir.expr import Expr, Function, Let
-from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
-from .dead_code import (
+from .analysis import (
     REFS,
     Effects,
+    LetSubstitution,
     copy_types,
-    finish,
-    gc_paused,
+    map_functions,
     ref_kinds,
-    typed_input,
+    typed_module,
     unique_nodes,
 )
 from .pass_infra import Pass, module_pass, register_pass
 
 
-class _GNF(ExprMutator):
+class _GNF(LetSubstitution):
     def __init__(self, effectful: dict):
         super().__init__()
         self.effectful = effectful
-        self.sub: dict = {}
 
-    def visit_var(self, v):
-        return self.sub.get(v, v)
-
-    def visit_let(self, let):
-        chain = []
-        e = let
-        while isinstance(e, Let) and e not in self.memo:
-            value = e.value
-            keep = self.effectful[value] or (
-                type(value) is Function and e.var in free_vars(value))
-            new_value = self.visit(value)
-            if keep:
-                chain.append((e, new_value))
-            else:
-                self.sub[e.var] = new_value
-                chain.append((e, None))
-            e = e.body
-        result = self.visit(e)
-        for old, new_value in reversed(chain):
-            if new_value is not None:
-                if new_value is old.value and result is old.body:
-                    result = old
-                else:
-                    result = Let(old.var, new_value, result).with_span(old.span)
-            self.memo[old] = result
-        return result
+    def binding(self, let):
+        value = let.value
+        keep = self.effectful[value] or (type(value) is Function and let.var in free_vars(value))
+        new_value = self.visit(value)
+        if keep:
+            return new_value
+        self.sub[let.var] = new_value
+        return None
 
 
 def to_graph_normal_form_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
@@ -77,20 +58,16 @@ def to_graph_normal_form_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
 
 @module_pass(opt_level=1, name="ToGraphNormalForm")
 def _gnf_module(mod: IRModule, ctx) -> IRModule:
-    mod = typed_input(mod)
+    mod = typed_module(mod)
     nodes = {gv: unique_nodes([fn]) for gv, fn in mod.functions.items()}
     effects = Effects(mod, REFS, present=frozenset().union(*map(ref_kinds, nodes.values())))
-    functions = {}
-    typed = True
-    for gv, fn in mod.functions.items():
-        if fn.is_primitive or not any(type(n) is Let for n in nodes[gv]):
-            functions[gv] = fn
-            continue
+
+    def one(gv, fn):
         with gc_paused():
             gnf = _GNF(effects.flags(fn))
-            functions[gv] = gnf.visit(fn)
-            typed &= copy_types(gnf.memo)
-    return finish(mod.with_functions(functions), typed)
+            return gnf.visit(fn), copy_types(gnf.memo)
+
+    return map_functions(mod, one, skip=lambda gv, fn: not any(type(n) is Let for n in nodes[gv]))
 
 
 def ToGraphNormalForm() -> Pass:  # noqa: N802  (Relay's name)
