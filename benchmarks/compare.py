@@ -70,10 +70,9 @@ def measure(framework: str, model: str, threads: int) -> dict:
         gm.set_input(**inputs)
         result["latency_s"] = _time(gm.run)
         result["compile_cold_s"], result["compile_cached_s"] = compiles
-        plan = gm.memory_plan if hasattr(gm, "memory_plan") else None
-        if plan is not None:
-            result["planned_bytes"] = plan.planned_bytes
-            result["naive_bytes"] = plan.naive_bytes
+        plan = lib.memory_plan
+        result["planned_bytes"] = plan.planned_bytes
+        result["naive_bytes"] = plan.naive_bytes
         return result
 
     import torch
@@ -155,8 +154,9 @@ def _report(results, models, frameworks, args) -> None:
           f"{platform.processor() or platform.machine()}; {_versions()}\n")
     head = "| model | " + " | ".join(f"{fw} ms (range)" for fw in frameworks)
     head += " | relayir / torch | relayir / ort | compile cold / cached s |"
+    head += " memory plan / one buffer per tensor MiB |"
     print(head)
-    print("|" + "---|" * (len(frameworks) + 4))
+    print("|" + "---|" * (len(frameworks) + 5))
     for model in models:
         cells = []
         for fw in frameworks:
@@ -171,8 +171,11 @@ def _report(results, models, frameworks, args) -> None:
         cold, cached = med(model, "relayir", "compile_cold_s"), med(model, "relayir",
                                                                       "compile_cached_s")
         comp = f"{cold[0]:.2f} / {cached[0]:.2f}" if cold and cached else "–"
+        planned, naive = med(model, "relayir", "planned_bytes"), med(model, "relayir",
+                                                                     "naive_bytes")
+        mem = f"{planned[0] / 2**20:.2f} / {naive[0] / 2**20:.2f}" if planned and naive else "–"
         print(f"| {model} | " + " | ".join(cells) + f" | {ratio('torch')} | {ratio('ort')} | "
-              f"{comp} |")
+              f"{comp} | {mem} |")
 
 
 if __name__ == "__main__":
