@@ -5,7 +5,7 @@ The names follow TVM Relay's Python API (``relay.var``, ``relay.Function``,
 ``relay.create_executor``) so Relay code and knowledge carry over.
 """
 
-from . import frontend, transform
+from . import frontend, transform, vm
 from . import op as _op  # registers every operator
 from .backend import build
 from .errors import (

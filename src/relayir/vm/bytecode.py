@@ -1,0 +1,122 @@
+"""VM bytecode: the ``Opcode`` enum, instruction records and the disassembler.
+
+An instruction is ``Instruction(op, args)`` where ``args`` is a tuple of ints (registers,
+indices, jump offsets) and tuples of ints (register lists, shapes). Jump offsets are
+relative to the instruction, as in Relay's VM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class Opcode(IntEnum):
+    Move = 0            # dst, src
+    Ret = 1             # result
+    Invoke = 2          # func_index, (args...), dst
+    InvokeClosure = 3   # closure, (args...), dst
+    InvokePacked = 4    # kernel_index, (inputs...), (outputs...)
+    AllocTensor = 5     # dst, shape, dtype
+    AllocADT = 6        # dst, constructor_index (-1: tuple), (fields...)
+    AllocClosure = 7    # dst, func_index, (captured...)
+    GetField = 8        # dst, obj, index
+    GetTag = 9          # dst, obj
+    If = 10             # test, target, true_offset, false_offset
+    Goto = 11           # offset
+    LoadConst = 12      # dst, const_index
+    LoadConsti = 13     # dst, value
+    Fatal = 14          # message_index
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    op: Opcode
+    args: tuple
+
+
+def _regs(rs) -> str:
+    return ", ".join(f"$r{r}" for r in rs)
+
+
+def format_instruction(ins: Instruction, exe=None) -> str:
+    """One line of disassembly; ``exe`` (an ``Executable``) supplies names."""
+    op, a = ins.op, ins.args
+
+    def fname(i):
+        return exe.functions[i].name if exe is not None else str(i)
+
+    if op is Opcode.Move:
+        return f"move $r{a[0]} $r{a[1]}"
+    if op is Opcode.Ret:
+        return f"ret $r{a[0]}"
+    if op is Opcode.Invoke:
+        return f"invoke $r{a[2]} @{fname(a[0])}({_regs(a[1])})"
+    if op is Opcode.InvokeClosure:
+        return f"invoke_closure $r{a[2]} $r{a[0]}({_regs(a[1])})"
+    if op is Opcode.InvokePacked:
+        name = exe.kernel_names[a[0]] if exe is not None else str(a[0])
+        return f"invoke_packed {name} in({_regs(a[1])}) out({_regs(a[2])})"
+    if op is Opcode.AllocTensor:
+        return f"alloc_tensor $r{a[0]} {list(a[1])} {a[2]}"
+    if op is Opcode.AllocADT:
+        if a[1] < 0:
+            return f"alloc_tuple $r{a[0]} ({_regs(a[2])})"
+        name = exe.constructors[a[1]].name_hint if exe is not None else f"#{a[1]}"
+        return f"alloc_adt $r{a[0]} {name}({_regs(a[2])})"
+    if op is Opcode.AllocClosure:
+        return f"alloc_closure $r{a[0]} @{fname(a[1])}({_regs(a[2])})"
+    if op is Opcode.GetField:
+        return f"get_field $r{a[0]} $r{a[1]}[{a[2]}]"
+    if op is Opcode.GetTag:
+        return f"get_tag $r{a[0]} $r{a[1]}"
+    if op is Opcode.If:
+        return f"if $r{a[0]} == $r{a[1]} then +{a[2]} else +{a[3]}"
+    if op is Opcode.Goto:
+        return f"goto {a[0]:+d}"
+    if op is Opcode.LoadConst:
+        return f"load_const $r{a[0]} const[{a[1]}]"
+    if op is Opcode.LoadConsti:
+        return f"load_consti $r{a[0]} {a[1]}"
+    if op is Opcode.Fatal:
+        msg = exe.messages[a[0]] if exe is not None else str(a[0])
+        return f"fatal {msg!r}"
+    raise ValueError(f"unknown opcode {op}")
+
+
+@dataclass
+class VMFunction:
+    """One compiled function: ``params`` registers are ``0..num_params-1``."""
+
+    name: str
+    param_names: tuple
+    param_types: tuple
+    instructions: list
+    num_regs: int
+    closure: bool = False  # parameters are captured values then the closure's own
+
+
+class Bytecode:
+    """What ``exe.bytecode`` is: ``str()`` disassembles every function."""
+
+    def __init__(self, exe):
+        self.exe = exe
+
+    def function_text(self, name: str) -> str:
+        fn = self.exe.functions[self.exe.func_index[name]]
+        params = ", ".join(f"$r{i}" for i in range(len(fn.param_names)))
+        lines = [f"VM Function[{self.exe.func_index[name]}]: {fn.name}({params})"
+                 + (" closure" if fn.closure else ""),
+                 f"# reg file size = {fn.num_regs}",
+                 f"# instruction count = {len(fn.instructions)}"]
+        for i, ins in enumerate(fn.instructions):
+            lines.append(f"{i}: {format_instruction(ins, self.exe)}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return "\n\n".join(self.function_text(f.name) for f in self.exe.functions) + "\n"
+
+    __repr__ = __str__
+
+
+__all__ = ["Bytecode", "Instruction", "Opcode", "VMFunction", "format_instruction"]

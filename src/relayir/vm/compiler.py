@@ -1,0 +1,364 @@
+"""``compile``: a Relay module → an ``Executable`` of VM bytecode.
+
+Pipeline: bind params, type-check, ``transform.pipeline.optimize`` (FuseOps makes the
+primitive functions), ``ToANormalForm``, ``LambdaLift``, type-check again; then every
+global reachable from ``@main`` is compiled to bytecode and every primitive function
+it calls is lowered to one kernel (numpy: ``lower_numpy``; cpu: ``lower_cpu``, static
+shapes only).
+
+Registers: one per let-bound value / temporary, no reuse yet. Parameters occupy the
+first registers; a closure's function takes its captured values first, then its own
+parameters (Relay's convention).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import Error
+from ..ir.adt import (
+    Constructor,
+    Match,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+)
+from ..ir.expr import (
+    Call,
+    Constant,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Op,
+    Tuple,
+    TupleGetItem,
+    Var,
+    short_text,
+)
+from ..ir.module import IRModule
+from ..ir.types import TensorType, TupleType
+from ..typing.infer import infer_module
+from .bytecode import Instruction, Opcode, VMFunction
+from .executable import Executable
+
+
+class VMCompileError(Error):
+    """The VM compiler cannot compile this module (yet)."""
+
+
+def _ins(op, *args) -> Instruction:
+    return Instruction(op, tuple(args))
+
+
+class _ModuleCompiler:
+    def __init__(self, mod: IRModule):
+        self.mod = mod
+        self.func_index: dict[str, int] = {}
+        self.functions: list = []  # VMFunction, filled in order of func_index
+        self.pending: list[GlobalVar] = []
+        self.constants: list = []
+        self.const_index: dict = {}
+        self.kernel_index: dict = {}  # primitive Function (by id) -> index
+        self.primitives: list = []  # (name, Function)
+        self.constructors: list = []
+        self.ctor_index: dict = {}
+        self.messages: list[str] = []
+
+    # -- tables
+    def global_index(self, gv: GlobalVar) -> int:
+        name = gv.name_hint
+        if name not in self.func_index:
+            if name not in self.mod:
+                raise VMCompileError(f"unknown global @{name}")
+            self.func_index[name] = len(self.func_index)
+            self.functions.append(None)
+            self.pending.append(self.mod.get_global_var(name))
+        return self.func_index[name]
+
+    def is_closure_global(self, gv: GlobalVar) -> bool:
+        body = self.mod[gv.name_hint].body
+        return type(body) is Function and bool(body.attrs.get("Closure"))
+
+    def constant(self, c: Constant) -> int:
+        key = id(c)
+        if key not in self.const_index:
+            self.const_index[key] = len(self.constants)
+            self.constants.append(c.data)
+        return self.const_index[key]
+
+    def kernel(self, fn: Function) -> int:
+        key = id(fn)
+        if key not in self.kernel_index:
+            self.kernel_index[key] = len(self.primitives)
+            self.primitives.append((f"vm_fused_{len(self.primitives)}", fn))
+        return self.kernel_index[key]
+
+    def constructor(self, c: Constructor) -> int:
+        key = (c.belong_to.name_hint, c.name_hint)
+        if key not in self.ctor_index:
+            self.ctor_index[key] = len(self.constructors)
+            self.constructors.append(c)
+        return self.ctor_index[key]
+
+    def message(self, text: str) -> int:
+        self.messages.append(text)
+        return len(self.messages) - 1
+
+    # -- driver
+    def run(self, entry: str = "main") -> None:
+        self.global_index(self.mod.get_global_var(entry))
+        while self.pending:
+            gv = self.pending.pop()
+            fn = self.mod[gv.name_hint]
+            idx = self.func_index[gv.name_hint]
+            self.functions[idx] = _FunctionCompiler(self, gv.name_hint, fn).compile()
+
+
+class _FunctionCompiler:
+    def __init__(self, mc: _ModuleCompiler, name: str, fn: Function):
+        self.mc = mc
+        self.name = name
+        self.fn = fn
+        self.code: list = []
+        self.num_regs = 0
+        self.env: dict = {}  # Var -> register
+        self.prim_vars: dict = {}  # Var -> primitive Function
+
+    def new_reg(self) -> int:
+        self.num_regs += 1
+        return self.num_regs - 1
+
+    def emit(self, op, *args) -> int:
+        self.code.append(_ins(op, *args))
+        return len(self.code) - 1
+
+    def compile(self) -> VMFunction:
+        fn = self.fn
+        closure = type(fn.body) is Function and bool(fn.body.attrs.get("Closure"))
+        params = list(fn.params) + (list(fn.body.params) if closure else [])
+        for p in params:
+            self.env[p] = self.new_reg()
+        body = fn.body.body if closure else fn.body
+        result = self.expr(body)
+        self.emit(Opcode.Ret, result)
+        types = tuple(p.checked_type if p.has_type else p.type_annotation for p in params)
+        return VMFunction(self.name, tuple(p.name_hint for p in params), types, self.code,
+                          self.num_regs, closure)
+
+    # -- expressions: each returns the register holding its value
+    def expr(self, e) -> int:
+        t = type(e)
+        if t is Let:
+            while type(e) is Let:
+                v = e.value
+                if type(v) is Function and v.is_primitive:
+                    self.prim_vars[e.var] = v
+                else:
+                    self.env[e.var] = self.expr(v)
+                e = e.body
+            return self.expr(e)
+        if t is Var:
+            try:
+                return self.env[e]
+            except KeyError:
+                raise VMCompileError(f"@{self.name}: unbound variable %{e.name_hint}") from None
+        if t is Constant:
+            r = self.new_reg()
+            self.emit(Opcode.LoadConst, r, self.mc.constant(e))
+            return r
+        if t is Tuple:
+            fields = tuple(self.expr(f) for f in e.fields)
+            r = self.new_reg()
+            self.emit(Opcode.AllocADT, r, -1, fields)
+            return r
+        if t is TupleGetItem:
+            obj = self.expr(e.tuple_value)
+            r = self.new_reg()
+            self.emit(Opcode.GetField, r, obj, e.index)
+            return r
+        if t is GlobalVar:
+            if self.mc.is_closure_global(e):
+                raise VMCompileError(f"@{e.name_hint} allocates a closure; call it")
+            r = self.new_reg()
+            self.emit(Opcode.AllocClosure, r, self.mc.global_index(e), ())
+            return r
+        if t is Constructor:
+            if e.inputs:
+                raise VMCompileError(f"constructor {e.name_hint} used as a function value")
+            r = self.new_reg()
+            self.emit(Opcode.AllocADT, r, self.mc.constructor(e), ())
+            return r
+        if t is Call:
+            return self.call(e)
+        if t is If:
+            return self.if_(e)
+        if t is Match:
+            return self.match(e)
+        if t is Function:
+            raise VMCompileError(
+                f"@{self.name}: a local function survived LambdaLift: {short_text(e)}")
+        raise VMCompileError(f"the VM does not support {t.__name__} yet: {short_text(e)}")
+
+    def call(self, e: Call) -> int:
+        op = e.op
+        if type(op) is Function and op.is_primitive:
+            return self.invoke_packed(op, e)
+        if type(op) is Var and op in self.prim_vars:
+            return self.invoke_packed(self.prim_vars[op], e)
+        if type(op) is Op:
+            raise VMCompileError(f"operator {op.name} outside a primitive function (run FuseOps)")
+        args = tuple(self.expr(a) for a in e.args)
+        r = self.new_reg()
+        if type(op) is Constructor:
+            self.emit(Opcode.AllocADT, r, self.mc.constructor(op), args)
+        elif type(op) is GlobalVar:
+            idx = self.mc.global_index(op)
+            if self.mc.is_closure_global(op):
+                self.emit(Opcode.AllocClosure, r, idx, args)
+            else:
+                self.emit(Opcode.Invoke, idx, args, r)
+        else:
+            clo = self.expr(op)
+            self.emit(Opcode.InvokeClosure, clo, args, r)
+        return r
+
+    def flat_inputs(self, reg: int, ty, out: list) -> None:
+        if isinstance(ty, TupleType):
+            for i, f in enumerate(ty.fields):
+                r = self.new_reg()
+                self.emit(Opcode.GetField, r, reg, i)
+                self.flat_inputs(r, f, out)
+        else:
+            out.append(reg)
+
+    def alloc_outputs(self, ty, outs: list) -> int:
+        if isinstance(ty, TupleType):
+            fields = tuple(self.alloc_outputs(f, outs) for f in ty.fields)
+            r = self.new_reg()
+            self.emit(Opcode.AllocADT, r, -1, fields)
+            return r
+        if not isinstance(ty, TensorType):
+            raise VMCompileError(f"a kernel output must be a tensor, found {ty}")
+        if not all(isinstance(d, (int, np.integer)) for d in ty.shape):
+            raise VMCompileError(
+                f"@{self.name}: kernel output {ty} has a dynamic shape; shape functions "
+                f"are not implemented in the VM yet")
+        r = self.new_reg()
+        self.emit(Opcode.AllocTensor, r, tuple(int(d) for d in ty.shape), ty.dtype)
+        outs.append(r)
+        return r
+
+    def invoke_packed(self, fn: Function, e: Call) -> int:
+        ins: list = []
+        for a in e.args:
+            self.flat_inputs(self.expr(a), a.checked_type, ins)
+        outs: list = []
+        result = self.alloc_outputs(fn.body.checked_type, outs)
+        self.emit(Opcode.InvokePacked, self.mc.kernel(fn), tuple(ins), tuple(outs))
+        return result
+
+    def if_(self, e: If) -> int:
+        cond = self.expr(e.cond)
+        one = self.new_reg()
+        self.emit(Opcode.LoadConsti, one, 1)
+        result = self.new_reg()
+        at_if = self.emit(Opcode.If, cond, one, 1, 0)
+        self.emit(Opcode.Move, result, self.expr(e.true_branch))
+        at_goto = self.emit(Opcode.Goto, 0)
+        false_start = len(self.code)
+        self.emit(Opcode.Move, result, self.expr(e.false_branch))
+        end = len(self.code)
+        self.code[at_if] = _ins(Opcode.If, cond, one, 1, false_start - at_if)
+        self.code[at_goto] = _ins(Opcode.Goto, end - at_goto)
+        return result
+
+    # -- match: clauses tried in order; each pattern is a GetTag / If decision sequence
+    def match(self, e: Match) -> int:
+        data = self.expr(e.data)
+        result = self.new_reg()
+        end_jumps = []
+        for clause in e.clauses:
+            fails: list[int] = []
+            self.pattern(clause.lhs, data, fails)
+            self.emit(Opcode.Move, result, self.expr(clause.rhs))
+            end_jumps.append(self.emit(Opcode.Goto, 0))
+            nxt = len(self.code)
+            for at in fails:  # a failed test jumps to the next clause
+                test, target, _, _ = self.code[at].args
+                self.code[at] = _ins(Opcode.If, test, target, 1, nxt - at)
+        self.emit(Opcode.Fatal, self.mc.message(
+            f"@{self.name}: no clause matches in {short_text(e)}"))
+        end = len(self.code)
+        for at in end_jumps:
+            self.code[at] = _ins(Opcode.Goto, end - at)
+        return result
+
+    def pattern(self, p, reg: int, fails: list) -> None:
+        t = type(p)
+        if t is PatternWildcard:
+            return
+        if t is PatternVar:
+            self.env[p.var] = reg
+            return
+        if t is PatternConstructor:
+            tag = self.new_reg()
+            self.emit(Opcode.GetTag, tag, reg)
+            want = self.new_reg()
+            self.emit(Opcode.LoadConsti, want, p.constructor.tag)
+            fails.append(self.emit(Opcode.If, tag, want, 1, 0))
+        elif t is not PatternTuple:
+            raise VMCompileError(f"unknown pattern {t.__name__}")
+        for i, sub in enumerate(p.patterns):
+            if type(sub) is PatternWildcard:
+                continue
+            field = self.new_reg()
+            self.emit(Opcode.GetField, field, reg, i)
+            self.pattern(sub, field, fails)
+
+
+def _lower(primitives, target: str):
+    if target == "numpy":
+        from ..backend.kernels import lower_numpy
+
+        return lower_numpy(primitives, "numpy")
+    if target == "cpu" or target.startswith("llvm") or target == "c":
+        from ..codegen.cpu_target import lower_cpu
+
+        return lower_cpu(primitives, target)
+    raise VMCompileError(f"unknown target {target!r}; expected 'numpy' or 'cpu'")
+
+
+def compile(mod, target: str = "numpy", params: dict | None = None) -> Executable:  # noqa: A001
+    """Relay's ``vm.compile``: compile every global reachable from ``@main``."""
+    from ..transform.lambda_lift import LambdaLift
+    from ..transform.pipeline import optimize
+    from ..transform.to_a_normal_form import ToANormalForm
+
+    if isinstance(mod, Function):
+        mod = IRModule.from_expr(mod)
+    if not isinstance(mod, IRModule):
+        raise VMCompileError(f"vm.compile takes an IRModule, found {type(mod).__name__}")
+    target = str(target)
+    if params:
+        from ..backend.build_module import _bind
+
+        mod = _bind(mod, params)
+    mod = mod.copy()
+    infer_module(mod)
+    mod = optimize(mod)
+    mod = ToANormalForm()(mod)
+    mod = LambdaLift()(mod)
+    mod = mod.copy()
+    infer_module(mod)
+    mc = _ModuleCompiler(mod)
+    mc.run("main")
+    lib = _lower(mc.primitives, target) if mc.primitives else None
+    names = [name for name, _ in mc.primitives]
+    kernels = [lib[n] for n in names]
+    return Executable(mc.functions, mc.constants, kernels, names, mc.constructors,
+                      mc.messages, lib, target)
+
+
+__all__ = ["VMCompileError", "compile"]
