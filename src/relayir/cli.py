@@ -39,6 +39,12 @@ def _run(args) -> int:
           f"(min {min(times) * 1e3:.3f} ms)")
     print(f"max error   {err:.3g} (relative to the largest output: {err / scale:.3g}) "
           f"against an independent float64 reference")
+    if args.target != "numpy":  # the numpy target is the semantic reference of every kernel
+        with relay.transform.PassContext(opt_level=args.opt_level):
+            ref_run = relay.create_executor(args.executor, mod, target="numpy",
+                                            params=params).evaluate()
+        ref_err = float(np.max(np.abs(out.astype("float64") - ref_run(**inputs))))
+        print(f"            {ref_err:.3g} against the numpy target")
     return 0 if err / scale < 1e-4 else 1
 
 
