@@ -70,8 +70,9 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a built-in model and check it against numpy")
     run.add_argument("model", help="built-in model name, e.g. mlp")
-    run.add_argument("--executor", default="graph", choices=["graph", "debug"],
-                     help="graph: build() + the graph executor; debug: the reference interpreter")
+    run.add_argument("--executor", default="graph", choices=["graph", "vm", "debug"],
+                     help="graph: build() + the graph executor; vm: the Relay VM; "
+                          "debug: the reference interpreter")
     run.add_argument("--target", default="cpu",
                      help="cpu: generated C (needs a C compiler); numpy: reference kernels")
     run.add_argument("--opt-level", type=int, default=3, choices=range(4))

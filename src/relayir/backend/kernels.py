@@ -100,6 +100,12 @@ class Kernel:
         if status:
             raise KernelError(f"kernel {self.name} failed with status {status}")
 
+    def call_unchecked(self, *arrays: np.ndarray) -> int | None:
+        """One call on arrays whose types the caller guarantees (the VM allocates them
+        from the static types it compiled against); returns the status like a bound
+        call. Subclasses make it cheaper than ``bind`` + call."""
+        return self.bind(arrays)()
+
     def __repr__(self) -> str:
         ins = ", ".join(map(type_text, self.input_types))
         outs = ", ".join(map(type_text, self.output_types))

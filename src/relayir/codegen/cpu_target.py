@@ -41,6 +41,9 @@ class CKernel(Kernel):
         self.check(arrays)
         return self.function.bind(arrays).unchecked
 
+    def call_unchecked(self, *arrays: np.ndarray) -> None:
+        self.function(*arrays)  # pointers built per call (a few µs); raises on failure
+
 
 class CKernelLibrary(KernelLibrary):
     kind = "c"

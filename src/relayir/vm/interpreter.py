@@ -46,7 +46,8 @@ def _decode(ins, exe) -> tuple:
         ctor = exe.constructors[a[1]] if a[1] >= 0 else None
         return (_ALLOC_ADT, a[0], ctor, a[2], None)
     if op is Opcode.InvokePacked:
-        return (_INVOKE_PACKED, exe.kernels[a[0]], a[1] + a[2], exe.kernel_names[a[0]], None)
+        kernel = exe.kernels[a[0]]  # arrays come from typed AllocTensor and checked inputs
+        return (_INVOKE_PACKED, kernel.call_unchecked, a[1] + a[2], exe.kernel_names[a[0]], None)
     if op is Opcode.LoadConst:
         return (_LOAD_CONST, a[0], exe.constants[a[1]], None, None)
     if op is Opcode.Fatal:
