@@ -148,8 +148,8 @@ def _children(n) -> tuple[tuple, tuple | None]:
 def _inputs(n) -> tuple:
     """What must be bound before ``n``'s own line (atoms included)."""
     t = type(n)
-    if t is Call:
-        return (n.op, *n.args)
+    if t is Call:  # arguments first: a fused function prints right before its call
+        return (*n.args, n.op)
     if t is Tuple:
         return n.fields
     if t is TupleGetItem:
