@@ -387,9 +387,9 @@ def test_kernel_matches_reference(compiled, n):
 
 def test_every_op_of_the_core_families_has_a_compute():
     from relayir.op import list_ops
-    from relayir.te.computes import COMPUTE
+    from relayir.te.computes import COMPUTE, REFERENCE_ONLY
 
-    missing = COMPUTE.missing()
+    missing = [n for n in COMPUTE.missing() if n not in REFERENCE_ONLY]
     assert missing == [], f"ops without a compute rule: {missing}"
     tested = {c.op for c in CASES}
     untested = [n for n in list_ops() if n in COMPUTE and n not in tested]

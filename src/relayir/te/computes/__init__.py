@@ -6,6 +6,6 @@ this package fills the table (one module per op family).
 
 from ... import op as _op  # noqa: F401  (the ops must be registered first)
 from . import conv, elementwise, nn, pool, reduce, transform  # noqa: F401
-from .common import COMPUTE, OutType
+from .common import COMPUTE, REFERENCE_ONLY, OutType, declare_reference_only
 
-__all__ = ["COMPUTE", "OutType"]
+__all__ = ["COMPUTE", "REFERENCE_ONLY", "OutType", "declare_reference_only"]

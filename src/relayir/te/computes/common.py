@@ -16,6 +16,18 @@ from ..tensor import Tensor, compute
 
 COMPUTE = OpTable("compute")
 
+# Ops with no tensor-expression compute, each with the reason: data-dependent output
+# shapes (``dyn.*``) or algorithms loop IR does not express well (sorting). The cpu
+# target runs a primitive function that contains one through the op's numpy reference.
+REFERENCE_ONLY: dict[str, str] = {}
+
+
+def declare_reference_only(op_name: str, reason: str) -> None:
+    from ...op.registry import get_op
+
+    get_op(op_name)  # fail early on a typo
+    REFERENCE_ONLY[op_name] = reason
+
 
 class OutType(NamedTuple):
     shape: tuple
