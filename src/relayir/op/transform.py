@@ -204,7 +204,7 @@ class TransposeAttrs(Attrs):
         set_fields(self, axes=None if self.axes is None else attr_ints(self.axes, "axes"))
 
 
-def _transpose_perm(ndim, attrs) -> list[int]:
+def transpose_perm(ndim, attrs) -> list[int]:
     if attrs.axes is None:
         return list(range(ndim))[::-1]
     if len(attrs.axes) != ndim:
@@ -214,11 +214,11 @@ def _transpose_perm(ndim, attrs) -> list[int]:
 
 def _transpose_rel(types, attrs):
     t = tensor(types[0])
-    return TensorType(tuple(t.shape[a] for a in _transpose_perm(t.ndim, attrs)), t.dtype)
+    return TensorType(tuple(t.shape[a] for a in transpose_perm(t.ndim, attrs)), t.dtype)
 
 
 def _transpose_ref(x, attrs):
-    return np.transpose(x, _transpose_perm(x.ndim, attrs))
+    return np.transpose(x, transpose_perm(x.ndim, attrs))
 
 
 register_op("transpose", rel=_transpose_rel, ref=_transpose_ref, pattern=OpPattern.INJECTIVE,
@@ -453,7 +453,7 @@ class StridedSliceAttrs(Attrs):
         set_fields(self, begin=begin, end=end, strides=strides, axes=axes)
 
 
-def _slice_plan(shape: tuple, attrs) -> list[tuple[int, int, int, int]]:
+def slice_plan(shape: tuple, attrs) -> list[tuple[int, int, int, int]]:
     """``(axis, begin, end, stride)`` per sliced axis, with begin/end raw."""
     ndim = len(shape)
     n = len(attrs.begin)
@@ -470,7 +470,7 @@ def _slice_plan(shape: tuple, attrs) -> list[tuple[int, int, int, int]]:
     return list(zip(axes, attrs.begin, attrs.end, strides))
 
 
-def _slice_range(dim: int, begin: int, end: int, stride: int, mode: str) -> range:
+def slice_range(dim: int, begin: int, end: int, stride: int, mode: str) -> range:
     if mode == "size":
         start = min(max(begin + dim if begin < 0 else begin, 0), dim)
         return range(start, dim if end < 0 else min(start + end, dim))
@@ -480,17 +480,17 @@ def _slice_range(dim: int, begin: int, end: int, stride: int, mode: str) -> rang
 def _strided_slice_rel(types, attrs):
     t = tensor(types[0])
     shape = list(t.shape)
-    for axis, b, e, s in _slice_plan(t.shape, attrs):
+    for axis, b, e, s in slice_plan(t.shape, attrs):
         d = shape[axis]
-        shape[axis] = len(_slice_range(d, b, e, s, attrs.slice_mode)) if isinstance(d, int) \
+        shape[axis] = len(slice_range(d, b, e, s, attrs.slice_mode)) if isinstance(d, int) \
             else Any()
     return TensorType(tuple(shape), t.dtype)
 
 
 def _strided_slice_ref(x, attrs):
     index = [slice(None)] * x.ndim
-    for axis, b, e, s in _slice_plan(x.shape, attrs):
-        r = _slice_range(x.shape[axis], b, e, s, attrs.slice_mode)
+    for axis, b, e, s in slice_plan(x.shape, attrs):
+        r = slice_range(x.shape[axis], b, e, s, attrs.slice_mode)
         index[axis] = slice(r.start, r.stop if r.stop >= 0 else None, r.step)
     return x[tuple(index)]
 

@@ -17,7 +17,7 @@ from ...op import nn as _nn
 from ...op import reduce as _r
 from ...op import tensor as _e
 from ...op import transform as _t
-from ...op.nn import _pool_geometry, _tap_counts
+from ...op.nn.pool import pool_geometry, tap_counts
 from . import GRADIENT
 from ._util import along, dilate, dtype_of, pad_crop, scalar, shape_of
 
@@ -202,7 +202,7 @@ def _pool_scatter(taps, xs, attrs, out_hw, dtype):
     """Sum of the window taps ``taps[(a, b)]`` (each output-shaped) placed at their
     input positions, cropped to the input."""
     n, c, h, w = xs
-    (t, lf, _, _), _ = _pool_geometry(np.empty(xs, dtype="float32"), attrs)
+    (t, lf, _, _), _ = pool_geometry(np.empty(xs, dtype="float32"), attrs)
     need = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in
             zip(out_hw, attrs.strides, attrs.pool_size, attrs.dilation)]
     acc = None
@@ -231,7 +231,7 @@ def _max_pool2d(call, out, g):
     _pool_check(a)
     xs, dtype = shape_of(x), dtype_of(x)
     out_hw = shape_of(call)[2:]
-    (t, lf, _, _), _ = _pool_geometry(np.empty(xs, dtype="float32"), a)
+    (t, lf, _, _), _ = pool_geometry(np.empty(xs, dtype="float32"), a)
     need = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in
             zip(out_hw, a.strides, a.pool_size, a.dilation)]
     xp = pad_crop(x, xs, [(0, 0), (0, 0), (t, need[0] - xs[2] - t), (lf, need[1] - xs[3] - lf)],
@@ -258,10 +258,10 @@ def _avg_pool2d(call, out, g):
     _pool_check(a)
     xs, dtype = shape_of(x), dtype_of(x)
     oh, ow = shape_of(call)[2:]
-    pads, _ = _pool_geometry(np.empty(xs, dtype="float32"), a)
+    pads, _ = pool_geometry(np.empty(xs, dtype="float32"), a)
     b, r = a.padding[2:]
     counts = [
-        _tap_counts(xs[2 + j], pads[j], user_after, pads[j + 2] - user_after, o,
+        tap_counts(xs[2 + j], pads[j], user_after, pads[j + 2] - user_after, o,
                     a.pool_size[j], a.strides[j], a.dilation[j], a.count_include_pad)
         for j, (user_after, o) in enumerate(((b, oh), (r, ow)))
     ]

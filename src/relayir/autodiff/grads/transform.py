@@ -11,7 +11,7 @@ from ...op import reduce as _r
 from ...op import tensor as _e
 from ...op import transform as _t
 from ...op.layout import layout_transform
-from ...op.transform import _slice_plan, _slice_range
+from ...op.transform import slice_plan, slice_range
 from ...op.transform import split as _split
 from . import GRADIENT
 from ._util import collapse_like, dilate, dtype_of, pad_crop, scalar, shape_of
@@ -66,8 +66,8 @@ def _strided_slice(call, out, g):
     shape = list(shape_of(x))
     cur = list(shape_of(call))
     dtype = dtype_of(x)
-    for axis, begin, end, stride in _slice_plan(tuple(shape), call.attrs):
-        r = _slice_range(shape[axis], begin, end, stride, call.attrs.slice_mode)
+    for axis, begin, end, stride in slice_plan(tuple(shape), call.attrs):
+        r = slice_range(shape[axis], begin, end, stride, call.attrs.slice_mode)
         if len(r) == 0:
             return [_t.zeros(tuple(shape), dtype)]
         if r.step < 0:

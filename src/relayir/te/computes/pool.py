@@ -8,7 +8,7 @@ accumulate in float64 (int64 for integers, which then floor-divide like the refe
 
 from __future__ import annotations
 
-from ...op.nn import _pool_out_hw
+from ...op.nn.pool import pool_out_hw
 from .. import expr as E
 from .. import tensor as te
 from ..tensor import compute
@@ -63,7 +63,7 @@ def _pool(attrs, inputs, out, kind: str):
     dtype = x.dtype
     if not all(isinstance(static(d), int) for d in (wh.size, ww.size)):
         raise E.TEError("pools over symbolic spatial dimensions are not supported")
-    _pool_out_hw(static(wh.size), static(ww.size), attrs)  # validates the geometry
+    pool_out_hw(static(wh.size), static(ww.size), attrs)  # validates the geometry
 
     def fn(*i):
         o = _dims(olay, i)

@@ -6,7 +6,7 @@ its input(s), so lowering inlines it into whatever reads it.
 from __future__ import annotations
 
 from ...op.layout import parse_layout
-from ...op.transform import _slice_plan, _slice_range, _transpose_perm, check_insert_axis
+from ...op.transform import check_insert_axis, slice_plan, slice_range, transpose_perm
 from .. import expr as E
 from ..tensor import compute
 from .common import COMPUTE, broadcast_read, norm_axis, ravel, static, unravel
@@ -29,7 +29,7 @@ COMPUTE.register("nn.batch_flatten")(
 @COMPUTE.register("transpose")
 def transpose(attrs, inputs, out):
     x = inputs[0]
-    perm = _transpose_perm(x.ndim, attrs)
+    perm = transpose_perm(x.ndim, attrs)
 
     def fn(*i):
         idx = [None] * x.ndim
@@ -122,8 +122,8 @@ def strided_slice(attrs, inputs, out):
         raise E.TEError("strided_slice of a tensor with symbolic dimensions is not supported "
                         "by the C backend yet")
     starts = {}
-    for axis, b, e, s in _slice_plan(shape, attrs):
-        r = _slice_range(shape[axis], b, e, s, attrs.slice_mode)
+    for axis, b, e, s in slice_plan(shape, attrs):
+        r = slice_range(shape[axis], b, e, s, attrs.slice_mode)
         starts[axis] = (r.start, r.step)
 
     def fn(*i):

@@ -1,0 +1,34 @@
+"""Neural-network operators (``nn.*``): dense layers, convolutions, pooling, normalisation.
+
+Each op is defined once here: attrs dataclass, type relation, numpy reference, fusion
+pattern, and a constructor with Relay's Python signature (``relayir.nn.conv2d``).
+
+Semantic choices where Relay leaves room (all references run in inference mode):
+
+- Layouts are any permutation of the canonical letters (``NCHW``/``NHWC``/..., ``OIHW``/
+  ``HWIO``/...). An empty ``kernel_layout`` means the usual partner of ``data_layout``
+  (``NHWC`` → ``HWIO``, otherwise ``OIHW``); an ``out_layout`` equal to the data layout
+  is stored as ``""`` so equal programs have equal attrs.
+- ``padding`` is stored as ``(before..., after...)`` per spatial axis: conv2d/pool2d
+  ``(top, left, bottom, right)``, conv1d ``(left, right)``.
+- Pooling with ``ceil_mode`` uses PyTorch's rule: a last window that would start in the
+  right padding is dropped (TVM's formula keeps it and pools only padding there).
+- ``count_include_pad`` counts the user's padding, never the ceil-mode overhang (PyTorch).
+- Float references accumulate in float64 and cast back; integer ones in int64.
+- Ops whose maths needs fractions (leaky_relu, prelu, softmax, norms) require floats.
+"""
+
+from . import activation, conv, layers, linear, norm, pool  # noqa: F401  (registration)
+from .activation import bias_add, leaky_relu, log_softmax, prelu, relu, softmax
+from .conv import conv1d, conv2d
+from .layers import batch_flatten, dropout, dropout_raw, pad
+from .linear import batch_matmul, dense, matmul
+from .norm import batch_norm, group_norm, instance_norm, layer_norm
+from .pool import adaptive_avg_pool2d, avg_pool2d, global_avg_pool2d, global_max_pool2d, max_pool2d
+
+__all__ = [
+    "adaptive_avg_pool2d", "avg_pool2d", "batch_flatten", "batch_matmul", "batch_norm",
+    "bias_add", "conv1d", "conv2d", "dense", "dropout", "dropout_raw", "global_avg_pool2d",
+    "global_max_pool2d", "group_norm", "instance_norm", "layer_norm", "leaky_relu",
+    "log_softmax", "matmul", "max_pool2d", "pad", "prelu", "relu", "softmax",
+]
