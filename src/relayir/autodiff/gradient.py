@@ -1,5 +1,7 @@
 """Reverse-mode differentiation of a Relay function (Relay's ``relay.transform.gradient``).
 
+``higher_order`` (control flow, closures, recursion, ADTs) lives in ``higher_order.py``.
+
 ``first_order``: the function is put in A-normal form and type-checked; its let chain
 is the forward pass, kept as is. The backward pass walks the bindings in reverse,
 accumulating an adjoint per let variable (a tensor expression, ``None`` for zero, or a
@@ -140,11 +142,20 @@ def _backprop_call(call: Call, out: Var, adj, adjoints: _Adjoints) -> None:
 
 
 def gradient(func: Function, mod=None, mode: str = "first_order") -> Function:
-    """``fn(x1..xn) -> y`` → ``fn(x1..xn) -> (y, (dx1..dxn))``, the gradient of sum(y)."""
+    """``fn(x1..xn) -> y`` → ``fn(x1..xn) -> (y, (dx1..dxn))``, the gradient of sum(y).
+
+    ``higher_order`` also differentiates ``if``, closures, references, ADTs and calls of
+    ``mod``'s globals: each global reached gets a transformed copy ``@name_grad`` added
+    to ``mod`` (as Relay does), which the result calls.
+    """
     if mode not in ("first_order", "higher_order"):
         raise Error(f"gradient: mode must be 'first_order' or 'higher_order', found {mode!r}")
     if not isinstance(func, Function):
         raise Error(f"gradient takes a Function, found {type(func).__name__}")
+    if mode == "higher_order":
+        from .higher_order import higher_order_gradient  # it imports this module's helpers
+
+        return higher_order_gradient(func, mod)
     _add_op()
     anf = to_a_normal_form_expr(func)
     infer_expr(anf, mod)
@@ -159,8 +170,7 @@ def gradient(func: Function, mod=None, mode: str = "first_order") -> Function:
         if not isinstance(value, (Call, Tuple, TupleGetItem, Var, Constant)):
             raise Error(f"first_order gradient cannot differentiate {type(value).__name__} "
                         f"(bound to %{v.name_hint}); only let/tuple/call dataflow is "
-                        "supported" + ("" if mode == "first_order" else
-                                       " (higher_order mode is not implemented yet)"))
+                        "supported (use mode='higher_order')")
     adjoints = _Adjoints(b)
     rty = result.checked_type
     adjoints.add(result, _seed(result, rty), rty)
