@@ -18,7 +18,7 @@ from relayir.ir.module import IRModule
 from relayir.ir.types import TensorType
 from relayir.runtime.interpreter import Interpreter
 from relayir.testing.op_check import rand
-from relayir.tir.lower import LoweringError, lower_primitive
+from relayir.tir.lower import lower_primitive
 from relayir.transform import InferType
 from relayir.transform.fuse_ops import FuseOps
 
@@ -134,11 +134,32 @@ def test_symbolic_dimensions_come_from_dims():
         np.testing.assert_allclose(out, np.maximum(a + b, 0).sum(0), rtol=1e-5, atol=1e-5)
 
 
-def test_dynamic_any_dimension_is_a_clear_error():
+@needs_cc
+def test_dense_with_a_symbolic_row_count_is_tiled_for_many_rows():
+    from relayir.tir.native import compile_kernels
+
+    x = relay.var("x", TensorType(("m", 32), "float32"))
+    w, b = _v("w", (48, 32)), _v("b", (48,))
+    fn = _prim([x, w, b], relay.nn.relu(relay.nn.dense(x, w) + b))
+    kernel = lower_primitive(fn, "dyn_dense")
+    assert "acc[" in kernel.source and "} else {" in kernel.source  # tiles; few rows: not
+    f = compile_kernels([kernel])["dyn_dense"]
+    for m in (1, 3, 4, 9, 37):  # below, at and past the tiling threshold; ragged tiles
+        a, wv, bv = rand((m, 32), "float32", m), rand((48, 32), "float32", 1), rand((48,),
+                                                                                   "float32", 2)
+        (out,) = f(a, wv, bv, dims=[m])
+        np.testing.assert_allclose(out, np.maximum(a @ wv.T + bv, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_any_dimensions_become_named_dims():
     x = relay.var("x", TensorType((relay.Any(), 4), "float32"))
     fn = _prim([x], relay.exp(x))
-    with pytest.raises(LoweringError, match="dynamic dimension"):
-        lower_primitive(fn, "dyn")
+    kernel = lower_primitive(fn, "dyn")
+    # the input's ? and the result's ? are separate dims, each named in the types
+    assert kernel.dim_names == ["anydim0", "anydim1"]
+    assert kernel.input_types[0].shape == (relay.SymbolicDim("anydim0"), 4)
+    assert kernel.output_types[0].shape == (relay.SymbolicDim("anydim1"), 4)
+    assert "dims[1]" in kernel.source
 
 
 def test_kernel_names_are_sanitised():

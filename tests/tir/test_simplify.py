@@ -47,6 +47,20 @@ def test_div_mod_of_a_linear_form():
     assert s(E.TruncDiv(E.TruncDiv(f, E.IntImm(4)), E.IntImm(3))) == E.TruncDiv(f, E.IntImm(12))
 
 
+def test_div_mod_by_a_symbolic_extent():
+    from relayir.tir.simplify import Simplifier
+
+    n, m = E.Var("n"), E.Var("m")
+    ranges = {i: (0, 3), j: (0, None), n: (0, None)}
+    simp = Simplifier(ranges, extents={j: n})
+    assert simp(E.TruncDiv(i * n + j, n)) is i
+    assert simp(E.TruncMod(i * n + j, n)) is j
+    assert simp(E.TruncDiv(E.TruncDiv(i * n + j, n), E.IntImm(4))) == E.IntImm(0)
+    # j's extent is n, not m; and without the extent nothing is known
+    assert simp(E.TruncDiv(i * m + j, m)) == E.TruncDiv(i * m + j, m)
+    assert simplify(E.TruncDiv(i * n + j, n), ranges) == E.TruncDiv(i * n + j, n)
+
+
 def test_floor_ops_become_trunc_when_non_negative():
     assert s(E.FloorDiv(i * 6 + j, E.IntImm(6))) is i
     neg = E.Var("n")  # unknown sign: stays a floor division

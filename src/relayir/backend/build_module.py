@@ -123,7 +123,9 @@ def _typed(fn: Function) -> bool:
 # ---------------------------------------------------------------- build
 
 
-def _bind(mod: IRModule, params: dict) -> IRModule:
+def bind_param_arrays(mod: IRModule, params: dict) -> IRModule:
+    """``@main``'s parameters named in ``params`` (numpy arrays or torch tensors) become
+    constants; each value is checked against the parameter's declared type first."""
     main = mod["main"]
     by_name = {p.name_hint: p for p in main.params}
     bound = {}
@@ -160,7 +162,7 @@ def build(mod: IRModule | Function, target="numpy", params: dict | None = None,
     tgt = Target.parse(target)
     lower = get_lowering(tgt)  # fail before any work when the target cannot be built
     if params:
-        mod = _bind(mod, params)
+        mod = bind_param_arrays(mod, params)
     typed = mod.copy()
     infer_module(typed)
     for p in typed["main"].params:
@@ -171,4 +173,5 @@ def build(mod: IRModule | Function, target="numpy", params: dict | None = None,
     return GraphExecutorFactoryModule(json.dumps(graph), lib, consts, str(tgt), mod_name, fused)
 
 
-__all__ = ["BuildError", "Target", "build", "get_lowering", "optimize", "register_lowering"]
+__all__ = ["BuildError", "Target", "bind_param_arrays", "build", "get_lowering", "optimize",
+           "register_lowering"]

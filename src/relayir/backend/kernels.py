@@ -18,6 +18,13 @@ A C kernel (ABI ``int32_t name(void* const* args, const int64_t* dims)``) plugs 
 implementing ``bind`` as "build the pointer and dims arrays once, return
 ``functools.partial(cfunc, args, dims)``": nothing in the executor changes.
 
+Dynamic shapes (the VM only): a kernel whose ``dim_names`` is non-empty serves every
+shape; its ``input_types`` / ``output_types`` hold ``SymbolicDim``\\ s named as in
+``dim_names``, and the value of each dim (the C ``dims`` array, in ``dim_names`` order) is
+the extent of the first argument (inputs then outputs) that has that name on that axis.
+``call_dims_unchecked(dims, *arrays)`` makes one such call; ``bind`` / ``check`` compare
+exact shapes and so serve static kernels only.
+
 Kernels come in a *kernel library* (``get_lib()`` of a built module): a name → kernel
 map plus what ``export_library`` needs to save it (``kernel_table()``: JSON entries,
 ``files()``: extra archive members such as ``lib.so``). ``load_library`` rebuilds a
@@ -82,6 +89,7 @@ class Kernel:
     name: str
     input_types: tuple[TensorType, ...]
     output_types: tuple[TensorType, ...]
+    dim_names: tuple[str, ...] = ()  # symbolic dims, in the order of the C ``dims`` array
 
     def check(self, arrays: Sequence[np.ndarray]) -> None:
         n = len(self.input_types)
@@ -105,6 +113,11 @@ class Kernel:
         from the static types it compiled against); returns the status like a bound
         call. Subclasses make it cheaper than ``bind`` + call."""
         return self.bind(arrays)()
+
+    def call_dims_unchecked(self, dims, *arrays: np.ndarray) -> int | None:
+        """``call_unchecked`` of a kernel with symbolic dims: ``dims`` holds their values
+        in ``dim_names`` order (a kernel that computes from the arrays ignores them)."""
+        return self.call_unchecked(*arrays)
 
     def __repr__(self) -> str:
         ins = ", ".join(map(type_text, self.input_types))
@@ -236,6 +249,21 @@ class NumpyKernel(Kernel):
     def bind(self, arrays: Sequence[np.ndarray]) -> Callable[[], None]:
         arrays = tuple(arrays)
         self.check(arrays)
+        return self._runner(arrays)
+
+    def call_unchecked(self, *arrays: np.ndarray) -> None:
+        # no type check: a dynamic-shape caller (the VM) allocated the outputs from the
+        # shape function; the reference's result shape is still compared with them
+        return self._runner(arrays)()
+
+    def evaluate(self, *inputs: np.ndarray) -> list[np.ndarray]:
+        """The outputs as fresh arrays (flat): for primitive functions whose output shapes
+        depend on input values, which no caller can allocate in advance."""
+        flat: list = []
+        _flatten_value(self._evaluate(inputs), flat)
+        return [np.asarray(r) for r in flat]
+
+    def _runner(self, arrays: tuple) -> Callable[[], None]:
         n = len(self.input_types)
         ins, outs = arrays[:n], arrays[n:]
         name = self.name
@@ -305,11 +333,17 @@ class KernelLibrary:
         return iter(self.kernels)
 
     def kernel_table(self) -> list[dict]:
-        """JSON-able entries saved in ``meta.json`` (one per kernel)."""
-        return [{"name": k.name, "kind": self.kind,
-                 "inputs": [[list(t.shape), t.dtype] for t in k.input_types],
-                 "outputs": [[list(t.shape), t.dtype] for t in k.output_types]}
-                for k in self.kernels.values()]
+        """JSON-able entries saved in ``meta.json`` (one per kernel); a symbolic dim is
+        saved as its name (``"?"`` for ``Any``), and a dynamic kernel adds ``dims``."""
+        table = []
+        for k in self.kernels.values():
+            entry = {"name": k.name, "kind": self.kind,
+                     "inputs": [[_json_shape(t), t.dtype] for t in k.input_types],
+                     "outputs": [[_json_shape(t), t.dtype] for t in k.output_types]}
+            if k.dim_names:
+                entry["dims"] = list(k.dim_names)
+            table.append(entry)
+        return table
 
     def files(self) -> dict[str, bytes]:
         """Extra archive members (a C library adds ``lib.so``)."""
@@ -317,6 +351,10 @@ class KernelLibrary:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {len(self)} kernels, target {self.target}>"
+
+
+def _json_shape(t: TensorType) -> list:
+    return [d if isinstance(d, int) else str(d) for d in t.shape]
 
 
 class NumpyKernelLibrary(KernelLibrary):
@@ -350,7 +388,7 @@ def _load_numpy(table: list[dict], files: dict[str, bytes], target: str) -> Nump
             raise KernelError(f"kernel {name}: the saved text is not a function")
         k = NumpyKernel(name, fn)
         for what, types in (("inputs", k.input_types), ("outputs", k.output_types)):
-            saved = [[list(t.shape), t.dtype] for t in types]
+            saved = [[_json_shape(t), t.dtype] for t in types]
             if saved != entry[what]:
                 raise KernelError(
                     f"kernel {name}: rebuilt {what} {saved} differ from the saved {entry[what]}")

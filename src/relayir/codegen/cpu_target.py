@@ -6,6 +6,10 @@
 and returns the ctypes call, so the graph executor's run loop is one native call per
 kernel. ``export_library`` stores the shared object's bytes; loading writes them to
 the cache directory and loads them again, with no recompilation.
+
+A primitive function holding an op with no compute (``te.computes.REFERENCE_ONLY``:
+sorting, ...) runs as the numpy target's kernel inside the same library, and is saved
+as its Relay text, as the numpy target saves it.
 """
 
 from __future__ import annotations
@@ -19,8 +23,16 @@ from pathlib import Path
 import numpy as np
 
 from ..backend.build_module import register_lowering
-from ..backend.kernels import Kernel, KernelError, KernelLibrary, register_library_loader
-from ..ir.expr import Function
+from ..backend.kernels import (
+    Kernel,
+    KernelError,
+    KernelLibrary,
+    NumpyKernel,
+    register_library_loader,
+)
+from ..backend.kernels import load_library as load_kernel_library
+from ..ir.expr import Call, Function, Op
+from ..ir.functor import post_order
 from ..ir.types import TensorType
 from .c_printer import render_module
 from .cache import cache_dir, host_fingerprint
@@ -29,13 +41,16 @@ from .loader import Library, load_library
 
 
 class CKernel(Kernel):
-    """A compiled kernel; ``bind`` pre-builds its pointer array (static shapes only)."""
+    """A compiled kernel; ``bind`` pre-builds its pointer array (static shapes only).
+    A kernel with ``dim_names`` (the VM's dynamic shapes) is called through
+    ``call_dims_unchecked`` (see ``backend.kernels``)."""
 
-    def __init__(self, name: str, function, input_types, output_types):
+    def __init__(self, name: str, function, input_types, output_types, dim_names=()):
         self.name = name
         self.function = function
         self.input_types = tuple(input_types)
         self.output_types = tuple(output_types)
+        self.dim_names = tuple(dim_names)
 
     def bind(self, arrays: Sequence[np.ndarray]):
         self.check(arrays)
@@ -43,6 +58,9 @@ class CKernel(Kernel):
 
     def call_unchecked(self, *arrays: np.ndarray) -> None:
         self.function(*arrays)  # pointers built per call (a few µs); raises on failure
+
+    def call_dims_unchecked(self, dims, *arrays: np.ndarray) -> None:
+        self.function(*arrays, dims=dims)
 
 
 class CKernelLibrary(KernelLibrary):
@@ -56,10 +74,20 @@ class CKernelLibrary(KernelLibrary):
         self.source = source
 
     def files(self) -> dict[str, bytes]:
+        if not self.so_bytes:  # only reference (numpy) kernels
+            return {}
         # the object is built for this CPU (-march=native): record which, so that loading
         # elsewhere is a clear error instead of an illegal-instruction crash
         return {"lib.so": self.so_bytes, "kernels.c": self.source.encode(),
                 "cpu.txt": host_fingerprint().encode()}
+
+    def kernel_table(self) -> list[dict]:
+        table = super().kernel_table()
+        for entry in table:
+            kernel = self.kernels[entry["name"]]
+            if isinstance(kernel, NumpyKernel):
+                entry["source"] = kernel.source()
+        return table
 
     def get_source(self) -> str:
         """The C source of every kernel (one translation unit)."""
@@ -67,25 +95,52 @@ class CKernelLibrary(KernelLibrary):
 
 
 def lower_cpu(functions: Sequence[tuple[str, Function]], target) -> CKernelLibrary:
+    """The graph executor's lowering: static shapes only (the VM, which also compiles
+    kernels with symbolic dims, calls ``build_c_library``)."""
     from ..tir import lower_primitive
 
-    lowered = [lower_primitive(fn, name) for name, fn in functions]
+    host = [(name, fn) for name, fn in functions if uses_reference_only(fn)]
+    lowered = [lower_primitive(fn, name) for name, fn in functions
+               if not uses_reference_only(fn)]
     for k in lowered:
         if k.dim_names:
             raise KernelError(
                 f"kernel {k.name} has symbolic dimensions {list(k.dim_names)}; the graph "
                 f"executor runs static shapes (use the VM for dynamic ones)")
+    lib = (build_c_library(lowered, target) if lowered
+           else CKernelLibrary({}, str(target), None, b"", ""))
+    lib.kernels.update({name: NumpyKernel(name, fn) for name, fn in host})
+    return lib
+
+
+def uses_reference_only(fn: Function) -> bool:
+    """Whether ``fn`` calls an op without a compute, which the numpy reference runs."""
+    from ..te.computes import REFERENCE_ONLY
+
+    return any(type(n) is Call and type(n.op) is Op and n.op.name in REFERENCE_ONLY
+               for n in post_order(fn.body))
+
+
+def build_c_library(lowered: Sequence, target) -> CKernelLibrary:
+    """Render lowered kernels (``tir.Kernel``) into one C file, compile (cached) and load
+    it. Kernels with symbolic dims take them in ``dims`` (``CKernel.dim_names``)."""
     source = render_module(lowered)
     path = compile_source(source, name="model")
     library = load_library(path)
     kernels = {
-        k.name: CKernel(k.name, library.kernel(k.name), k.input_types, k.output_types)
+        k.name: CKernel(k.name, library.kernel(k.name), k.input_types, k.output_types,
+                        k.dim_names)
         for k in lowered
     }
     return CKernelLibrary(kernels, str(target), library, Path(path).read_bytes(), source)
 
 
 def _load_c(table: list[dict], files: dict[str, bytes], target: str) -> CKernelLibrary:
+    host = [entry for entry in table if "source" in entry]
+    table = [entry for entry in table if "source" not in entry]
+    kernels = dict(load_kernel_library("numpy", host, files, target).kernels)
+    if not table:
+        return CKernelLibrary(kernels, target, None, b"", "")
     try:
         so_bytes = files["lib.so"]
     except KeyError:
@@ -97,10 +152,10 @@ def _load_c(table: list[dict], files: dict[str, bytes], target: str) -> CKernelL
             "rebuild it on this machine with relayir.build, or save it with target=\"numpy\"")
     path = _materialise(so_bytes)
     library = load_library(path)
-    kernels = {}
     for entry in table:
         types = [[TensorType(tuple(s), d) for s, d in entry[k]] for k in ("inputs", "outputs")]
-        kernels[entry["name"]] = CKernel(entry["name"], library.kernel(entry["name"]), *types)
+        kernels[entry["name"]] = CKernel(entry["name"], library.kernel(entry["name"]), *types,
+                                         entry.get("dims", ()))
     source = files.get("kernels.c", b"").decode()
     return CKernelLibrary(kernels, target, library, so_bytes, source)
 

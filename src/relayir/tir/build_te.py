@@ -4,7 +4,11 @@ Parameters become placeholders (a tuple-typed parameter becomes one placeholder 
 field, in order), scalar constants become constant computes (folded into their
 readers), larger constants become embedded constant tensors, and every op call applies
 the op's rule from the compute table. Named symbolic dimensions (``SymbolicDim``)
-become ``Var``s shared by name; ``Any`` dimensions are not supported by the C backend.
+become ``Var``s shared by name; each ``Any`` dimension becomes a fresh ``Var``
+(``anydim0``, ...), so a kernel with dynamic shapes takes every extent it loops over in
+its ``dims`` argument. The graph's ``input_types`` / ``output_types`` name those dims
+(``SymbolicDim("anydim0")``): a caller reads each dim's value off the first argument
+that has it.
 """
 
 from __future__ import annotations
@@ -45,9 +49,19 @@ class TEGraph:
     dim_vars: list  # symbolic dims, in first-use order
 
 
+ANY_DIM_PREFIX = "anydim"
+
+
 class _Dims:
     def __init__(self):
         self.vars: dict[str, E.Var] = {}
+        self.fresh = 0
+
+    def any_var(self) -> E.Var:
+        while f"{ANY_DIM_PREFIX}{self.fresh}" in self.vars:
+            self.fresh += 1
+        v = self.vars[f"{ANY_DIM_PREFIX}{self.fresh}"] = E.Var(f"{ANY_DIM_PREFIX}{self.fresh}")
+        return v
 
     def shape(self, ty: TensorType, where: str) -> tuple:
         out = []
@@ -60,8 +74,7 @@ class _Dims:
                     v = self.vars[d.name] = E.Var(d.name)
                 out.append(v)
             elif isinstance(d, Any):
-                raise LoweringError(f"{where} has a dynamic dimension '?' ({ty}); the C backend "
-                                    f"needs static or named symbolic dimensions")
+                out.append(self.any_var())
             else:
                 raise LoweringError(f"{where}: unexpected dimension {d!r}")
         return tuple(out)
@@ -108,16 +121,25 @@ def build_te(func: Function) -> TEGraph:
             spec = dims.spec(t, f"parameter %{p.name_hint}")
             ph = Tensor(spec.shape, spec.dtype, f"p{len(inputs)}", PlaceholderOp(p.name_hint))
             inputs.append(ph)
-            input_types.append(t)
+            input_types.append(_named_type(spec.shape, t))
             tensors.append(ph)
         values[p] = tensors if isinstance(ty, TupleType) else tensors[0]
     for node in post_order(func.body):
         if node in values:
             continue
         values[node] = _value(node, values, dims)
-    result = values[func.body]
-    out_types = _flatten_types(func.body.checked_type)
-    return TEGraph(inputs, input_types, _flatten(result), out_types, list(dims.vars.values()))
+    result = _flatten(values[func.body])
+    out_types = [_named_type(t.shape, ty)
+                 for t, ty in zip(result, _flatten_types(func.body.checked_type))]
+    return TEGraph(inputs, input_types, result, out_types, list(dims.vars.values()))
+
+
+def _named_type(shape, ty: TensorType) -> TensorType:
+    """``ty`` with each ``Any`` replaced by the name of the ``Var`` standing for it."""
+    if not any(isinstance(d, Any) for d in ty.shape):
+        return ty
+    return TensorType(tuple(SymbolicDim(s.name) if isinstance(s, E.Var) else d
+                            for s, d in zip(shape, ty.shape)), ty.dtype)
 
 
 def _value(node, values: dict, dims: _Dims):

@@ -81,6 +81,7 @@ class _Lowering:
         self.stage = stage
         self.sched = sched
         self.ranges = dict(dim_ranges)
+        self.extents: dict = {}  # loop var -> symbolic extent (see Simplifier)
         self.names: dict[str, int] = {}
 
     def fresh(self, base: str, dtype: str = E.INDEX) -> E.Var:
@@ -89,7 +90,7 @@ class _Lowering:
         return E.Var(base if n == 0 else f"{base}{n}", dtype)
 
     def simplifier(self) -> Simplifier:
-        return Simplifier(self.ranges)
+        return Simplifier(self.ranges, self.extents)
 
     # ------------------------------------------------------------ entry
 
@@ -102,10 +103,14 @@ class _Lowering:
             else:
                 axes.append((v, ext))
                 self.ranges[v] = _range(ext)
+                if _static(ext) is None:
+                    self.extents[v] = ext
         offset = st.buffer.offset([v for v, _ in st.axes])
         for r in collect(st.body, E.Reduce):
             for a in r.axes:
                 self.ranges[a.var] = _range(a.extent)
+                if _static(a.extent) is None:
+                    self.extents[a.var] = a.extent
         simp = self.simplifier()
         offset, body = simp(substitute(offset, sub)), simp(substitute(st.body, sub))
         if self.sched.loop_order is not None and len(self.sched.loop_order) == len(axes):
@@ -119,8 +124,17 @@ class _Lowering:
         body = _replace(body, dict(zip(collect(body, E.Reduce), reduces)))
         if len(reduces) == 1 and self.sched.tile_n:
             tiled = lower_tiled(self, axes, offset, body, reduces[0])
+            if type(tiled) is IfThenElse and tiled.else_case is None:  # few rows: untiled
+                rows_inside = ([a for a in axes if _static(a[1]) is not None]
+                               + [a for a in axes if _static(a[1]) is None])
+                return IfThenElse(tiled.cond, tiled.then_case,
+                                  self.untiled(rows_inside, offset, body, reduces))
             if tiled is not None:
                 return tiled
+        return self.untiled(axes, offset, body, reduces)
+
+    def untiled(self, axes, offset, body, reduces) -> Stmt:
+        """A reduction's nest without register tiles: blocked, else scalar."""
         if len(reduces) == 1 and self.use_block(axes, reduces[0]):
             return self.block(axes, offset, body, reduces[0])
         return self.scalar(axes, offset, body, reduces)

@@ -21,6 +21,14 @@ Two forms:
   batch-1 dense reads its weight once; packing would double the traffic) is left alone.
 
 ``Schedule.tile_m`` / ``tile_n`` bound ``mi`` / ``nj``.
+
+The row extent ``m`` may be symbolic (the VM's dynamic shapes: BERT's sequence length):
+the tile height is then chosen for a large ``m``, every tile clamps its row reads and
+guards its stores, and the parallel loop runs in parallel when the run-time work is
+large enough. A packed nest then comes as ``if (m >= tile_min_m) nest``
+whose else branch the caller fills with an untiled nest, rows innermost (so that its
+parallel loop is not the row loop, one iteration at ``m = 1``). The reduction and ``j``
+extents stay static.
 """
 
 from __future__ import annotations
@@ -94,8 +102,9 @@ def _plan(low, axes, r: E.Reduce, ops) -> _Plan | None:
         for j in reversed(spatial):  # V may also vary with outer axes (a batch): packed
             if j in vs or j not in vv or ext[j] is None or ext[j] < _VECTOR:  # per column
                 continue
-            iis = [x for x in spatial if x in vs and x not in vv and ext[x] is not None]
-            if not iis or ext[iis[-1]] < sched.tile_min_m or not vv <= set(spatial) | rvars:
+            iis = [x for x in spatial if x in vs and x not in vv]
+            if not iis or (ext[iis[-1]] or sched.tile_min_m) < sched.tile_min_m or not (
+                    vv <= set(spatial) | rvars):
                 continue
             n = ext[j]
             return _Plan(iis[-1], j, s, v, min(sched.tile_n, -(-n // _VECTOR) * _VECTOR), True)
@@ -104,7 +113,7 @@ def _plan(low, axes, r: E.Reduce, ops) -> _Plan | None:
         for j in reversed(spatial):
             if j in vs or j not in vv or ext[j] is None or _stride(low, v, j) != 1:
                 continue
-            iis = [x for x in spatial if x in vs and x not in vv and ext[x] is not None]
+            iis = [x for x in spatial if x in vs and x not in vv]
             nj = _direct_width(ext[j], sched.tile_n)
             if iis and nj is not None:
                 return _Plan(iis[-1], j, s, v, nj, False)
@@ -125,11 +134,15 @@ def lower_tiled(low, axes, offset, body, r: E.Reduce):
         return None
     i, j, nj = plan.i, plan.j, plan.nj
     ext = dict(axes)
-    m, n = _static(ext[i]), _static(ext[j])
+    m, n = _static(ext[i]), _static(ext[j])  # m is None when symbolic
     vregs = -(-nj // _VECTOR)
     # narrow tiles get more rows: the accumulators fill the registers either way
-    mi = max(1, min(m, _ACC_REGISTERS // vregs, max(sched.tile_m, _ACC_REGISTERS // vregs // 2)))
-    mo, no = -(-m // mi), -(-n // nj)
+    mi = max(1, min(m or _ACC_REGISTERS, _ACC_REGISTERS // vregs,
+                    max(sched.tile_m, _ACC_REGISTERS // vregs // 2)))
+    no = -(-n // nj)
+    m_ext = E.IntImm(m) if m is not None else ext[i]
+    mo_ext = E.IntImm(-(-m // mi)) if m is not None else E.truncdiv(ext[i] + (mi - 1), mi)
+    ragged = m is None or m % mi != 0  # the last row tile runs past m
     kr = 1
     for d in rext:
         kr *= d
@@ -137,7 +150,8 @@ def lower_tiled(low, axes, offset, body, r: E.Reduce):
     kflat = ravel([ax.var for ax in r.axes], rext)
     rloops = [(ax.var, ax.extent) for ax in r.axes]
     jo, jj, io, ii = (low.fresh(nm) for nm in ("jo", "jj", "io", "ii"))
-    low.ranges.update({jo: (0, no - 1), jj: (0, nj - 1), io: (0, mo - 1), ii: (0, mi - 1)})
+    low.ranges.update({jo: (0, no - 1), jj: (0, nj - 1), ii: (0, mi - 1),
+                       io: (0, None if m is None else -(-m // mi) - 1)})
     simp = low.simplifier()
     jpos, ipos = jo * nj + jj, io * mi + ii
 
@@ -171,7 +185,7 @@ def lower_tiled(low, axes, offset, body, r: E.Reduce):
     t = low.fresh("t")
     init = low.wrap([(t, E.IntImm(mi * nj))], BufferStore(acc, t, E.const(0, acc_t)), 0, None,
                     True)
-    row = E.Min(ipos, E.IntImm(m - 1)) if m % mi else ipos
+    row = E.Min(ipos, m_ext - 1) if ragged else ipos
     sv = low.fresh("s", acc_t)
     here = BufferLoad(acc, ii * nj + jj)
     update = BufferStore(acc, simp(ii * nj + jj), here + sv * vector)
@@ -184,7 +198,7 @@ def lower_tiled(low, axes, offset, body, r: E.Reduce):
     value = rewrite(body, lambda x: E.cast(r.dtype, here) if x == r else x)
     store = BufferStore(low.stage.buffer, simp(substitute(offset, mapping)),
                         simp(substitute(value, mapping)))
-    conds = ([ipos < m] if m % mi else []) + ([jpos < n] if n % nj else [])
+    conds = ([ipos < m_ext] if ragged else []) + ([jpos < n] if n % nj else [])
     if conds:
         store = IfThenElse(simp(E.logical_and(*conds)), store)
     # (storing along ii instead when the output is NCHW would need acc transposed, which
@@ -192,26 +206,39 @@ def lower_tiled(low, axes, offset, body, r: E.Reduce):
     final = For(ii, E.IntImm(mi), low.wrap([(jj, E.IntImm(nj))], store, 0, None, True))
     tile = Allocate(acc, seq(init, accumulate, final))
 
-    work = m * n * kr
+    work = n * kr
     for _, e in outer:
         work *= _static(e) or 1
-    parallel = sched.parallel and work >= sched.parallel_min_work
+    # symbolic m: parallel when the run-time work is (the generated C tests it)
+    cond = None if m is not None else E.GE(m_ext * work, E.IntImm(sched.parallel_min_work))
+    parallel = sched.parallel and (m is None or m * work >= sched.parallel_min_work)
     if per_tile:  # for batch, jo (parallel): pack column jo; for other outer, io: tile
         rest = [x for x in outer if x not in batch]
-        rows = low.wrap(rest + [(io, E.IntImm(mo))], tile, 0, None, False)
+        rows = low.wrap(rest + [(io, mo_ext)], tile, 0, None, False)
         cols = batch + [(jo, E.IntImm(no))]
         n_par = len(cols) if parallel else 0
-        nest = low.wrap(cols, Allocate(vp, seq(pack, rows)), n_par, None, False)
+        nest = low.wrap(cols, Allocate(vp, seq(pack, rows)), n_par, cond, False)
         if n_par > 1:
             ann = dict(nest.annotations, collapse=n_par)
             nest = For(nest.var, nest.extent, nest.body, PARALLEL, ann)
-        return nest
+        return _rows_guard(nest, m, m_ext, sched)
     # packed up front: one tile column of Vp stays in cache while every row tile uses it
-    loops = ([(jo, E.IntImm(no))] + outer + [(io, E.IntImm(mo))] if plan.packed
-             else outer + [(io, E.IntImm(mo)), (jo, E.IntImm(no))])
+    loops = ([(jo, E.IntImm(no))] + outer + [(io, mo_ext)] if plan.packed
+             else outer + [(io, mo_ext), (jo, E.IntImm(no))])
     n_par = len(loops) if parallel else 0
-    compute = low.wrap(loops, tile, n_par, None, False)
+    compute = low.wrap(loops, tile, n_par, cond, False)
     if n_par > 1:
         ann = dict(compute.annotations, collapse=n_par)
         compute = For(compute.var, compute.extent, compute.body, PARALLEL, ann)
-    return Allocate(vp, seq(pack, compute)) if plan.packed else compute
+    if not plan.packed:
+        return compute
+    return _rows_guard(Allocate(vp, seq(pack, compute)), m, m_ext, sched)
+
+
+def _rows_guard(nest, m, m_ext, sched):
+    """A packed nest for a symbolic row count runs only with ``tile_min_m`` rows or more
+    (packing the weight for one row doubles the traffic): ``IfThenElse`` with no else,
+    which the caller fills with its untiled nest."""
+    if m is not None:
+        return nest
+    return IfThenElse(E.GE(m_ext, E.IntImm(sched.tile_min_m)), nest)

@@ -108,10 +108,14 @@ class Linear:
 
 
 class Simplifier:
-    """Simplify expressions under loop-variable ``ranges`` (``{Var: (lo, hi)}``)."""
+    """Simplify expressions under loop-variable ``ranges`` (``{Var: (lo, hi)}``).
+    ``extents`` (``{Var: symbolic extent}``) lets ``(i * n + j) / n`` drop to ``i`` when
+    ``j`` runs over ``[0, n)`` for a symbolic ``n`` (a reshape's index arithmetic in a
+    kernel with dynamic shapes)."""
 
-    def __init__(self, ranges: dict | None = None):
+    def __init__(self, ranges: dict | None = None, extents: dict | None = None):
         self.bounds = Bounds(ranges)
+        self.extents = extents or {}
         self.memo: dict = {}
         self._linear: dict = {}
 
@@ -270,6 +274,8 @@ class Simplifier:
         c = E.const_value(e.b)
         if t in (E.TruncDiv, E.TruncMod, E.FloorDiv, E.FloorMod) and isinstance(c, int) and c > 0:
             return self._div_mod(t, e, c)
+        if t in (E.TruncDiv, E.TruncMod, E.FloorDiv, E.FloorMod) and c is None and self.extents:
+            return self._symbolic_div_mod(t, e)
         if t in (E.Min, E.Max):
             return self._min_max(e)
         if isinstance(e, E.CmpOp):
@@ -313,6 +319,25 @@ class Simplifier:
                 and x.b.value % c == 0):
             return self._node(E.TruncMod(x.a, E.IntImm(c)))  # (x % a) % b, b | a
         return t(self._canonical(lin), E.IntImm(c)) if type(e) is not t else e
+
+    def _symbolic_div_mod(self, t, e) -> E.Expr:
+        """``(q * n + j) / n`` is ``q`` and ``% n`` is ``j`` when ``q >= 0`` and ``j`` is a
+        loop variable of extent ``n``."""
+        n = e.b
+        quotient, rest = Linear(), Linear()
+        rest.const = self.linear(e.a).const
+        for atom, k in self.linear(e.a).terms.items():
+            if type(atom) is E.Mul and (atom.a == n or atom.b == n):
+                quotient.add(self.linear(atom.b if atom.a == n else atom.a), k)
+            else:
+                rest.terms[atom] = k
+        if rest.const or len(rest.terms) != 1 or not self._nonneg(quotient):
+            return e
+        (j, k), = rest.terms.items()
+        if k != 1 or self.extents.get(j) != n:
+            return e
+        is_div = t in (E.TruncDiv, E.FloorDiv)
+        return self._canonical(quotient) if is_div else j
 
     def _exact(self, t, lin: Linear, c: int) -> E.Expr | None:
         """Division of a linear form whose every coefficient ``c`` divides."""
