@@ -15,6 +15,10 @@ pickle:
 
 ``load_module(path)`` reads it back (checking the format and its version) into a
 factory module, which ``relayir.graph_executor.GraphModule`` runs.
+
+``write_archive`` / ``read_archive`` (atomic write; format and version check) and
+``library_entry`` / ``load_library_entry`` (a kernel library's table and files) are
+shared with the VM's ``Executable.save`` / ``load`` (``vm/serialize.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -116,31 +121,19 @@ def load_params(data: bytes | str | os.PathLike) -> dict[str, np.ndarray]:
         raise ModuleFormatError(f"cannot read params (an .npz without pickles): {exc}") from None
 
 
-def export_library(module: GraphExecutorFactoryModule, path: str | os.PathLike) -> None:
-    """Write ``module`` to ``path`` as one archive (see the module docstring). The file
-    appears atomically: it is written next to ``path`` and renamed into place."""
-    from .. import __version__
-
-    lib = module.get_lib()
-    files = lib.files()
-    meta = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "relayir_version": __version__,
-        "target": module.target,
-        "mod_name": module.mod_name,
-        "library": {"kind": lib.kind, "kernels": lib.kernel_table(), "files": sorted(files)},
-    }
+def write_archive(path: str | os.PathLike, meta: dict, members: dict[str, bytes | str],
+                  stored=()) -> None:
+    """Write ``meta.json`` and ``members`` into one zip archive at ``path``, atomically:
+    written next to ``path`` and renamed into place (shared with ``Executable.save``).
+    Members named in ``stored`` are not compressed (loading them is then a copy)."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".relayir-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("meta.json", json.dumps(meta, indent=1))
-            z.writestr("graph.json", module.get_graph_json())
-            z.writestr("params.npz", _npz_bytes(module.get_params()))
-            for name, data in files.items():
-                z.writestr(name, data)
+            for name, data in members.items():
+                z.writestr(name, data, zipfile.ZIP_STORED if name in stored else None)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -148,44 +141,84 @@ def export_library(module: GraphExecutorFactoryModule, path: str | os.PathLike) 
         raise
 
 
-def load_module(path: str | os.PathLike) -> GraphExecutorFactoryModule:
-    """Read a module written by ``export_library``; kernels are rebuilt or loaded."""
-    from ..backend.kernels import load_library
-
+def read_archive(path: str | os.PathLike, fmt: str, version: int, required=(),
+                 what: str = "module") -> tuple[dict, dict[str, bytes]]:
+    """``(meta, members)`` of an archive written by ``write_archive``, after checking
+    its format name and version; ``required`` members must be present."""
     path = os.fspath(path)
     try:
-        z = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ModuleFormatError(f"{path} is not a relayir module archive: {exc}") from None
-    with z:
-        names = set(z.namelist())
-        missing = {"meta.json", "graph.json", "params.npz"} - names
-        if missing:
-            raise ModuleFormatError(
-                f"{path} is not a relayir module archive: it lacks {', '.join(sorted(missing))}")
-        try:
-            meta = json.loads(z.read("meta.json"))
-        except ValueError as exc:
-            raise ModuleFormatError(f"{path}: meta.json is not JSON: {exc}") from None
-        if meta.get("format") != FORMAT:
-            raise ModuleFormatError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
-        version = meta.get("format_version")
-        if version != FORMAT_VERSION:
-            raise ModuleFormatError(
-                f"{path} was written in module format version {version}; this relayir reads "
-                f"version {FORMAT_VERSION}: rebuild the model with this relayir")
-        graph_json = z.read("graph.json").decode()
-        params = load_params(z.read("params.npz"))
-        library = meta["library"]
-        files = {}
-        for name in library.get("files", []):
-            if name not in names:
-                raise ModuleFormatError(f"{path}: the library file {name} is missing")
-            files[name] = z.read(name)
-    lib = load_library(library["kind"], library["kernels"], files, meta["target"])
+        with zipfile.ZipFile(path) as z:
+            members = {name: z.read(name) for name in z.namelist()}
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, ValueError) as exc:
+        raise ModuleFormatError(f"{path} is not a relayir {what} archive: {exc}") from None
+    if "meta.json" not in members:
+        raise ModuleFormatError(f"{path} is not a relayir {what} archive: it lacks meta.json")
+    try:
+        meta = json.loads(members.pop("meta.json"))
+    except ValueError as exc:
+        raise ModuleFormatError(f"{path}: meta.json is not JSON: {exc}") from None
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise ModuleFormatError(f"{path}: format {found!r}, expected {fmt!r}")
+    found = meta.get("format_version")
+    if found != version:
+        raise ModuleFormatError(
+            f"{path} was written in {what} format version {found}; this relayir reads "
+            f"version {version}: rebuild the model with this relayir")
+    missing = set(required) - set(members)
+    if missing:
+        raise ModuleFormatError(
+            f"{path} is not a relayir {what} archive: it lacks {', '.join(sorted(missing))}")
+    return meta, members
+
+
+def library_entry(lib) -> tuple[dict, dict[str, bytes]]:
+    """A kernel library's ``meta.json`` entry and its archive members."""
+    files = lib.files()
+    return {"kind": lib.kind, "kernels": lib.kernel_table(), "files": sorted(files)}, files
+
+
+def load_library_entry(path, entry: dict, members: dict[str, bytes], target: str):
+    """Rebuild (numpy) or load (C) the kernel library that ``library_entry`` saved."""
+    from ..backend.kernels import load_library
+
+    files = {}
+    for name in entry.get("files", []):
+        if name not in members:
+            raise ModuleFormatError(f"{path}: the library file {name} is missing")
+        files[name] = members[name]
+    return load_library(entry["kind"], entry["kernels"], files, target)
+
+
+def export_library(module: GraphExecutorFactoryModule, path: str | os.PathLike) -> None:
+    """Write ``module`` to ``path`` as one archive (see the module docstring). The file
+    appears atomically: it is written next to ``path`` and renamed into place."""
+    from .. import __version__
+
+    library, files = library_entry(module.get_lib())
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "relayir_version": __version__,
+        "target": module.target,
+        "mod_name": module.mod_name,
+        "library": library,
+    }
+    write_archive(path, meta, {"graph.json": module.get_graph_json(),
+                               "params.npz": _npz_bytes(module.get_params()), **files},
+                  stored=("params.npz", "lib.so"))  # barely compressible: load is a copy
+
+
+def load_module(path: str | os.PathLike) -> GraphExecutorFactoryModule:
+    """Read a module written by ``export_library``; kernels are rebuilt or loaded."""
+    meta, members = read_archive(path, FORMAT, FORMAT_VERSION, ("graph.json", "params.npz"))
+    graph_json = members["graph.json"].decode()
+    params = load_params(members["params.npz"])
+    lib = load_library_entry(path, meta["library"], members, meta["target"])
     return GraphExecutorFactoryModule(graph_json, lib, params, meta["target"],
                                       meta.get("mod_name", "default"))
 
 
 __all__ = ["FORMAT_VERSION", "GraphExecutorFactoryModule", "ModuleFormatError", "export_library",
-           "load_module", "load_params", "save_params"]
+           "library_entry", "load_library_entry", "load_module", "load_params", "read_archive",
+           "save_params", "write_archive"]

@@ -1,6 +1,8 @@
-"""The Relay virtual machine: bytecode compiler and interpreter (first milestone).
+"""The Relay virtual machine: bytecode compiler and interpreter.
 
-``compile(mod, target, params) -> Executable``; ``VirtualMachine(exe).run(*args)``;
+``compile(mod, target, params) -> Executable`` (``liveness.py`` reuses registers and
+storage); ``exe.save(path)`` / ``Executable.load(path)``; ``VirtualMachine(exe)``:
+``run(*args)``, ``invoke(name, *args)``, ``set_input``, ``benchmark``, ``profile``;
 ``create_executor("vm", mod, target=...)``.
 """
 
@@ -12,6 +14,7 @@ from .bytecode import Bytecode, Instruction, Opcode, VMFunction
 from .compiler import VMCompileError, compile  # noqa: A004
 from .executable import Executable
 from .interpreter import VirtualMachine, VMClosure, VMError
+from .profiler import VMProfileReport
 
 
 class VMExecutor:
@@ -48,4 +51,4 @@ class VMExecutor:
 register_executor("vm", VMExecutor)
 
 __all__ = ["Bytecode", "Executable", "Instruction", "Opcode", "VMClosure", "VMCompileError",
-           "VMError", "VMExecutor", "VMFunction", "VirtualMachine", "compile"]
+           "VMError", "VMExecutor", "VMFunction", "VMProfileReport", "VirtualMachine", "compile"]

@@ -17,7 +17,7 @@ class Opcode(IntEnum):
     Invoke = 2          # func_index, (args...), dst
     InvokeClosure = 3   # closure, (args...), dst
     InvokePacked = 4    # kernel_index, (inputs...), (outputs...)
-    AllocTensor = 5     # dst, shape, dtype
+    AllocTensor = 5     # dst, shape, dtype[, storage slot: liveness.py]
     AllocADT = 6        # dst, constructor_index (-1: tuple), (fields...)
     AllocClosure = 7    # dst, func_index, (captured...)
     GetField = 8        # dst, obj, index
@@ -27,6 +27,13 @@ class Opcode(IntEnum):
     LoadConst = 12      # dst, const_index
     LoadConsti = 13     # dst, value
     Fatal = 14          # message_index
+    KillRegister = 15   # (registers...), (pooled...): drop values; pooled: reuse (liveness.py)
+    # dynamic shapes (shape_func.py)
+    InvokeShapeFunc = 16      # shape_func_index, (inputs...), dst: tuple of output shapes
+    AllocTensorReg = 17       # dst, shape register, dtype
+    ReshapeTensor = 18        # dst, tensor, shape register: a view, no copy
+    InvokeDataDependent = 19  # kernel_index, (inputs...), dst: tuple of fresh outputs
+    ShapeOf = 20              # dst, tensor, dtype: its shape as a 1-D tensor
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +65,8 @@ def format_instruction(ins: Instruction, exe=None) -> str:
         name = exe.kernel_names[a[0]] if exe is not None else str(a[0])
         return f"invoke_packed {name} in({_regs(a[1])}) out({_regs(a[2])})"
     if op is Opcode.AllocTensor:
-        return f"alloc_tensor $r{a[0]} {list(a[1])} {a[2]}"
+        slot = f" slot {a[3]}" if len(a) > 3 and a[3] >= 0 else ""  # storage reuse
+        return f"alloc_tensor $r{a[0]} {list(a[1])} {a[2]}{slot}"
     if op is Opcode.AllocADT:
         if a[1] < 0:
             return f"alloc_tuple $r{a[0]} ({_regs(a[2])})"
@@ -81,6 +89,21 @@ def format_instruction(ins: Instruction, exe=None) -> str:
     if op is Opcode.Fatal:
         msg = exe.messages[a[0]] if exe is not None else str(a[0])
         return f"fatal {msg!r}"
+    if op is Opcode.KillRegister:
+        pooled = f" (to pool: {_regs(a[1])})" if len(a) > 1 and a[1] else ""
+        return f"kill {_regs(a[0])}{pooled}"
+    if op is Opcode.InvokeShapeFunc:
+        name = exe.shape_funcs[a[0]].name if exe is not None else str(a[0])
+        return f"invoke_shape_func $r{a[2]} {name}({_regs(a[1])})"
+    if op is Opcode.AllocTensorReg:
+        return f"alloc_tensor_reg $r{a[0]} shape $r{a[1]} {a[2]}"
+    if op is Opcode.ReshapeTensor:
+        return f"reshape_tensor $r{a[0]} $r{a[1]} shape $r{a[2]}"
+    if op is Opcode.InvokeDataDependent:
+        name = exe.kernel_names[a[0]] if exe is not None else str(a[0])
+        return f"invoke_data_dependent $r{a[2]} {name}({_regs(a[1])})"
+    if op is Opcode.ShapeOf:
+        return f"shape_of $r{a[0]} $r{a[1]} {a[2]}"
     raise ValueError(f"unknown opcode {op}")
 
 

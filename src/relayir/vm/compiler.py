@@ -3,8 +3,17 @@
 Pipeline: bind params, type-check, ``transform.pipeline.optimize`` (FuseOps makes the
 primitive functions), ``ToANormalForm``, ``LambdaLift``, type-check again; then every
 global reachable from ``@main`` is compiled to bytecode and every primitive function
-it calls is lowered to one kernel (numpy: ``lower_numpy``; cpu: ``lower_cpu``, static
-shapes only).
+it calls is lowered to one kernel (numpy: ``lower_numpy``; cpu: C kernels).
+
+Dynamic shapes: a primitive function whose type has ``Any`` / symbolic dims gets its
+``Any`` dims named (``shape_func.name_any_dims``) and compiles to ONE kernel for every
+shape (loop bounds in the kernel's ``dims``). Its call is ``InvokeShapeFunc`` (the output
+shapes from the input shapes, ``shape_func.py``), ``AllocTensorReg`` per dynamic output,
+then ``InvokePacked``; a function that only reshapes its input is ``ReshapeTensor`` (a
+view), one that is ``shape_of`` its input is ``ShapeOf``. A data-dependent function
+(``dyn.*`` ops) is ``InvokeDataDependent``: its numpy reference returns fresh outputs.
+On the cpu target a dynamic function the C backend cannot lower runs through its numpy
+reference too.
 
 Registers: one per let-bound value / temporary, no reuse yet. Parameters occupy the
 first registers; a closure's function takes its captured values first, then its own
@@ -42,10 +51,26 @@ from ..ir.types import TensorType, TupleType
 from ..typing.infer import infer_module
 from .bytecode import Instruction, Opcode, VMFunction
 from .executable import Executable
+from .liveness import optimize_functions
+from .shape_func import ShapeFunction, is_data_dependent, is_dynamic, name_any_dims
 
 
 class VMCompileError(Error):
     """The VM compiler cannot compile this module (yet)."""
+
+
+# kinds of primitive functions; RESHAPE and SHAPE_OF need no kernel
+STATIC, DYNAMIC, DATA_DEPENDENT = "static", "dynamic", "data-dependent"
+RESHAPE, SHAPE_OF = "reshape", "shape_of"
+_RESHAPES = frozenset(("reshape", "squeeze", "expand_dims", "nn.batch_flatten"))
+
+
+def _only_op_of_param(fn: Function, names) -> bool:
+    """Is the body one call of an op in ``names`` on the one tensor parameter?"""
+    body = fn.body
+    return (len(fn.params) == 1 and isinstance(fn.params[0].checked_type, TensorType)
+            and type(body) is Call and type(body.op) is Op and body.op.name in names
+            and len(body.args) == 1 and body.args[0] is fn.params[0])
 
 
 def _ins(op, *args) -> Instruction:
@@ -62,6 +87,9 @@ class _ModuleCompiler:
         self.const_index: dict = {}
         self.kernel_index: dict = {}  # primitive Function (by id) -> index
         self.primitives: list = []  # (name, Function)
+        self.kinds: list = []  # per kernel: STATIC, DYNAMIC, DATA_DEPENDENT, RESHAPE, SHAPE_OF
+        self.shape_funcs: list = []  # ShapeFunction per dynamic kernel
+        self.shape_func_index: dict = {}  # kernel index -> shape function index
         self.constructors: list = []
         self.ctor_index: dict = {}
         self.messages: list[str] = []
@@ -91,8 +119,21 @@ class _ModuleCompiler:
     def kernel(self, fn: Function) -> int:
         key = id(fn)
         if key not in self.kernel_index:
-            self.kernel_index[key] = len(self.primitives)
-            self.primitives.append((f"vm_fused_{len(self.primitives)}", fn))
+            k = self.kernel_index[key] = len(self.primitives)
+            name = f"vm_fused_{k}"
+            if _only_op_of_param(fn, ("shape_of",)):
+                kind = SHAPE_OF
+            elif is_data_dependent(fn):
+                kind = DATA_DEPENDENT
+            elif is_dynamic(fn):
+                kind = RESHAPE if _only_op_of_param(fn, _RESHAPES) else DYNAMIC
+                fn = name_any_dims(fn)
+                self.shape_func_index[k] = len(self.shape_funcs)
+                self.shape_funcs.append(ShapeFunction(name, fn))
+            else:
+                kind = STATIC
+            self.primitives.append((name, fn))
+            self.kinds.append(kind)
         return self.kernel_index[key]
 
     def constructor(self, c: Constructor) -> int:
@@ -233,30 +274,67 @@ class _FunctionCompiler:
         else:
             out.append(reg)
 
-    def alloc_outputs(self, ty, outs: list) -> int:
+    def alloc_outputs(self, ty, outs: list, shapes: int | None = None) -> int:
+        """Allocate a kernel's (flat) outputs, in ``outs``; returns the register of the
+        value of type ``ty``. A dynamic output takes its shape from field ``len(outs)``
+        of the register ``shapes`` (``InvokeShapeFunc``'s result)."""
         if isinstance(ty, TupleType):
-            fields = tuple(self.alloc_outputs(f, outs) for f in ty.fields)
+            fields = tuple(self.alloc_outputs(f, outs, shapes) for f in ty.fields)
             r = self.new_reg()
             self.emit(Opcode.AllocADT, r, -1, fields)
             return r
         if not isinstance(ty, TensorType):
             raise VMCompileError(f"a kernel output must be a tensor, found {ty}")
-        if not all(isinstance(d, (int, np.integer)) for d in ty.shape):
-            raise VMCompileError(
-                f"@{self.name}: kernel output {ty} has a dynamic shape; shape functions "
-                f"are not implemented in the VM yet")
         r = self.new_reg()
-        self.emit(Opcode.AllocTensor, r, tuple(int(d) for d in ty.shape), ty.dtype)
+        if all(isinstance(d, (int, np.integer)) for d in ty.shape):
+            self.emit(Opcode.AllocTensor, r, tuple(int(d) for d in ty.shape), ty.dtype)
+        else:
+            shape = self.new_reg()
+            self.emit(Opcode.GetField, shape, shapes, len(outs))
+            self.emit(Opcode.AllocTensorReg, r, shape, ty.dtype)
         outs.append(r)
+        return r
+
+    def fields_of(self, ty, reg: int, flat: list) -> int:
+        """The value of type ``ty`` from a tuple of flat tensors (``InvokeDataDependent``)."""
+        if isinstance(ty, TupleType):
+            fields = tuple(self.fields_of(f, reg, flat) for f in ty.fields)
+            r = self.new_reg()
+            self.emit(Opcode.AllocADT, r, -1, fields)
+            return r
+        r = self.new_reg()
+        self.emit(Opcode.GetField, r, reg, len(flat))
+        flat.append(r)
         return r
 
     def invoke_packed(self, fn: Function, e: Call) -> int:
         ins: list = []
         for a in e.args:
             self.flat_inputs(self.expr(a), a.checked_type, ins)
+        ins = tuple(ins)
+        mc = self.mc
+        k = mc.kernel(fn)
+        kind = mc.kinds[k]
+        if kind == SHAPE_OF:
+            r = self.new_reg()
+            self.emit(Opcode.ShapeOf, r, ins[0], fn.body.attrs.dtype)
+            return r
+        if kind == DATA_DEPENDENT:
+            values = self.new_reg()
+            self.emit(Opcode.InvokeDataDependent, k, ins, values)
+            return self.fields_of(fn.body.checked_type, values, [])
+        shapes = None
+        if kind in (DYNAMIC, RESHAPE):
+            shapes = self.new_reg()
+            self.emit(Opcode.InvokeShapeFunc, mc.shape_func_index[k], ins, shapes)
+            if kind == RESHAPE:
+                shape, r = self.new_reg(), self.new_reg()
+                self.emit(Opcode.GetField, shape, shapes, 0)
+                self.emit(Opcode.ReshapeTensor, r, ins[0], shape)
+                return r
         outs: list = []
-        result = self.alloc_outputs(fn.body.checked_type, outs)
-        self.emit(Opcode.InvokePacked, self.mc.kernel(fn), tuple(ins), tuple(outs))
+        result = self.alloc_outputs(fn.body.checked_type, outs, shapes)
+        self.emit(Opcode.InvokePacked, k, ins, tuple(outs))
         return result
 
     def if_(self, e: If) -> int:
@@ -318,16 +396,57 @@ class _FunctionCompiler:
             self.pattern(sub, field, fails)
 
 
-def _lower(primitives, target: str):
+def _lower(mc: _ModuleCompiler, target: str) -> tuple[list, object]:
+    """``(kernels by index, their library or None)``. Reshape-only and ``shape_of``
+    functions get no kernel (``None``); data-dependent ones, ones with reference-only ops,
+    and on the cpu target dynamic ones the C backend cannot lower are numpy kernels."""
+    from ..backend.kernels import NumpyKernel, lower_numpy
+
+    kernels: list = [None] * len(mc.primitives)
+    host = [k for k, kind in enumerate(mc.kinds) if kind == DATA_DEPENDENT]
+    native = [k for k, kind in enumerate(mc.kinds) if kind in (STATIC, DYNAMIC)]
+    if not host and not native:
+        return kernels, None
     if target == "numpy":
-        from ..backend.kernels import lower_numpy
-
-        return lower_numpy(primitives, "numpy")
+        lib = lower_numpy([mc.primitives[k] for k in host + native], "numpy")
+        for k in host + native:
+            kernels[k] = lib[mc.primitives[k][0]]
+        return kernels, lib
     if target == "cpu" or target.startswith("llvm") or target == "c":
-        from ..codegen.cpu_target import lower_cpu
+        from ..codegen.cpu_target import CKernelLibrary, build_c_library, uses_reference_only
+        from ..tir import LoweringError, lower_primitive
 
-        return lower_cpu(primitives, target)
+        lowered = []
+        for k in native:
+            name, fn = mc.primitives[k]
+            if uses_reference_only(fn):
+                host.append(k)
+                continue
+            try:
+                kernel = lower_primitive(fn, name)
+            except LoweringError:
+                if mc.kinds[k] == STATIC:
+                    raise
+                host.append(k)
+                continue
+            if not _dims_in_arguments(kernel):
+                host.append(k)  # a loop bound no argument holds
+                continue
+            lowered.append((k, kernel))
+        lib = (build_c_library([kernel for _, kernel in lowered], target) if lowered
+               else CKernelLibrary({}, target, None, b"", ""))
+        for k, kernel in lowered:
+            kernels[k] = lib[kernel.name]
+        for k in host:  # in the library too: saved as Relay text, as the numpy target does
+            kernels[k] = lib.kernels[mc.primitives[k][0]] = NumpyKernel(*mc.primitives[k])
+        return kernels, lib
     raise VMCompileError(f"unknown target {target!r}; expected 'numpy' or 'cpu'")
+
+
+def _dims_in_arguments(kernel) -> bool:
+    named = {d.name for t in (*kernel.input_types, *kernel.output_types) for d in t.shape
+             if not isinstance(d, (int, np.integer))}
+    return all(n in named for n in kernel.dim_names)
 
 
 def compile(mod, target: str = "numpy", params: dict | None = None) -> Executable:  # noqa: A001
@@ -342,9 +461,9 @@ def compile(mod, target: str = "numpy", params: dict | None = None) -> Executabl
         raise VMCompileError(f"vm.compile takes an IRModule, found {type(mod).__name__}")
     target = str(target)
     if params:
-        from ..backend.build_module import _bind
+        from ..backend.build_module import bind_param_arrays
 
-        mod = _bind(mod, params)
+        mod = bind_param_arrays(mod, params)
     mod = mod.copy()
     infer_module(mod)
     mod = optimize(mod)
@@ -354,11 +473,13 @@ def compile(mod, target: str = "numpy", params: dict | None = None) -> Executabl
     infer_module(mod)
     mc = _ModuleCompiler(mod)
     mc.run("main")
-    lib = _lower(mc.primitives, target) if mc.primitives else None
+    mc.functions = optimize_functions(mc.functions)  # liveness.py: register/storage reuse
+    kernels, lib = _lower(mc, target)
+    for k, i in mc.shape_func_index.items():  # numpy kernels broadcast at run time
+        mc.shape_funcs[i].native = kernels[k] is not None and bool(kernels[k].dim_names)
     names = [name for name, _ in mc.primitives]
-    kernels = [lib[n] for n in names]
     return Executable(mc.functions, mc.constants, kernels, names, mc.constructors,
-                      mc.messages, lib, target)
+                      mc.messages, lib, target, mc.shape_funcs)
 
 
 __all__ = ["VMCompileError", "compile"]

@@ -1,0 +1,408 @@
+"""Liveness over VM bytecode: register reuse, storage slots and ``KillRegister``.
+
+A post-pass over each function's emitted instructions (``optimize_function``):
+
+1. **Dataflow liveness** over the instruction control-flow graph (``If`` and ``Goto``
+   branch, ``Ret`` and ``Fatal`` end a path): the classic backward fixpoint over sparse
+   register sets (live sets are small; a 100,000-instruction function takes seconds,
+   not minutes).
+2. **Register renumbering.** Two registers interfere when one is defined where the
+   other is live; a greedy colouring (in order of first definition, ``Move``\\ s
+   coalesced when they can be) gives registers that never interfere the same slot.
+   Parameters keep registers ``0..n-1``.
+3. **Storage slots** (compile-time storage reuse). A static-shape ``AllocTensor`` whose
+   register has that one definition and is read only by ``InvokePacked`` (never moved,
+   returned, passed to a function, or put in a tuple, ADT or closure) holds a tensor
+   that nothing outlives the frame: it gets a storage slot, shared with every such
+   tensor whose live range it does not overlap (best fit by size). The instruction
+   becomes ``AllocTensor(dst, shape, dtype, slot)``; the interpreter serves it from a
+   per-function arena that later calls reuse, so a static model allocates only its
+   result after the first run.
+4. **KillRegister** after the instruction where a register holding run-time memory (a
+   fresh tensor, a call's result, a tuple / ADT / closure) dies, unless the next
+   instruction overwrites that register anyway or returns. A dying *private* fresh tensor
+   (``private_tensors``: only kernels saw it; dynamic shapes, or static ones without a
+   slot) is named as pooled: the interpreter keeps its buffer for the next
+   ``AllocTensor`` / ``AllocTensorReg`` of that shape and dtype, so a dynamic model run
+   at a length it has seen allocates nothing new. Registers that die on a branch edge
+   are freed with the frame.
+
+Every opcode's operands are described once in ``OPERANDS`` (which are registers the
+instruction defines or reads); a function using an opcode missing from the table is
+left unchanged, so new opcodes degrade to "no reuse", never to a wrong program.
+
+``PassContext(disabled_pass=["VMLiveness"])`` turns the whole pass off;
+``disabled_pass=["VMStorageReuse"]`` keeps register reuse and kills but gives no
+storage slots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+
+import numpy as np
+
+from .bytecode import Instruction, Opcode, VMFunction
+
+DEF, USE, USES, IMM = "def", "use", "uses", "imm"
+
+# operand kinds of each opcode, in argument order
+OPERANDS: dict[Opcode, tuple[str, ...]] = {
+    Opcode.Move: (DEF, USE),
+    Opcode.Ret: (USE,),
+    Opcode.Invoke: (IMM, USES, DEF),
+    Opcode.InvokeClosure: (USE, USES, DEF),
+    Opcode.InvokePacked: (IMM, USES, USES),  # outputs are written in place: read
+    Opcode.AllocTensor: (DEF, IMM, IMM, IMM),
+    Opcode.AllocADT: (DEF, IMM, USES),
+    Opcode.AllocClosure: (DEF, IMM, USES),
+    Opcode.GetField: (DEF, USE, IMM),
+    Opcode.GetTag: (DEF, USE),
+    Opcode.If: (USE, USE, IMM, IMM),
+    Opcode.Goto: (IMM,),
+    Opcode.LoadConst: (DEF, IMM),
+    Opcode.LoadConsti: (DEF, IMM),
+    Opcode.Fatal: (IMM,),
+    Opcode.KillRegister: (USES, USES),  # registers to clear, those whose tensors are pooled
+    # dynamic shapes (shape_func.py)
+    Opcode.InvokeShapeFunc: (IMM, USES, DEF),
+    Opcode.AllocTensorReg: (DEF, USE, IMM),
+    Opcode.ReshapeTensor: (DEF, USE, USE),  # a view of its input: the input escapes
+    Opcode.InvokeDataDependent: (IMM, USES, DEF),
+    Opcode.ShapeOf: (DEF, USE, IMM),
+}
+
+# registers defined by these hold no memory of their own: never worth a kill
+_NO_MEMORY = {Opcode.LoadConst, Opcode.LoadConsti, Opcode.GetTag}
+# results that own a reference to run-time memory
+_HOLDS_MEMORY = {Opcode.AllocTensor, Opcode.Invoke, Opcode.InvokeClosure, Opcode.AllocADT,
+                 Opcode.AllocClosure, Opcode.GetField, Opcode.Move, Opcode.AllocTensorReg,
+                 Opcode.ReshapeTensor, Opcode.InvokeDataDependent}
+
+_ALIGN = 64
+
+
+def defs_uses(ins: Instruction) -> tuple[list[int], list[int]]:
+    defs, uses = [], []
+    for kind, arg in zip(OPERANDS[ins.op], ins.args):
+        if kind == DEF:
+            defs.append(arg)
+        elif kind == USE:
+            uses.append(arg)
+        elif kind == USES:
+            uses.extend(arg)
+    return defs, uses
+
+
+def successors(i: int, ins: Instruction) -> tuple[int, ...]:
+    op, a = ins.op, ins.args
+    if op is Opcode.If:
+        return (i + a[2], i + a[3])
+    if op is Opcode.Goto:
+        return (i + a[0],)
+    if op is Opcode.Ret or op is Opcode.Fatal:
+        return ()
+    return (i + 1,)
+
+
+class Liveness:
+    """``live_in[i]`` / ``live_out[i]``: the sets of registers live before / after
+    instruction ``i``."""
+
+    def __init__(self, fn: VMFunction):
+        code = fn.instructions
+        n = len(code)
+        self.defs, self.uses = [], []
+        for ins in code:
+            d, u = defs_uses(ins)
+            self.defs.append(frozenset(d))
+            self.uses.append(frozenset(u))
+        self.succ = [successors(i, ins) for i, ins in enumerate(code)]
+        preds: list[list[int]] = [[] for _ in range(n)]
+        for i, ss in enumerate(self.succ):
+            for s in ss:
+                preds[s].append(i)
+        empty = frozenset()
+        self.live_in = [empty] * n
+        self.live_out = [empty] * n
+        work = deque(range(n - 1, -1, -1))  # backward order: one sweep on a DAG
+        queued = [True] * n
+        while work:
+            i = work.popleft()
+            queued[i] = False
+            succ = self.succ[i]
+            out = self.live_in[succ[0]] if len(succ) == 1 else empty.union(
+                *[self.live_in[s] for s in succ])
+            new_in = self.uses[i] | (out - self.defs[i])
+            self.live_out[i] = out
+            if new_in != self.live_in[i]:
+                self.live_in[i] = new_in
+                for p in preds[i]:
+                    if not queued[p]:
+                        queued[p] = True
+                        work.append(p)
+        self.n = n
+
+
+def _bits(regs) -> int:
+    b = 0
+    for r in regs:
+        b |= 1 << r
+    return b
+
+
+def _members(bits: int):
+    while bits:  # lowest set bit first: cost per member, not per register
+        low = bits & -bits
+        yield low.bit_length() - 1
+        bits ^= low
+
+
+def interference(fn: VMFunction, live: Liveness) -> dict[int, set[int]]:
+    """Register → the registers it interferes with."""
+    graph: dict[int, set[int]] = {}
+
+    def add(a: int, others) -> None:
+        graph.setdefault(a, set()).update(others)
+        for b in others:
+            graph.setdefault(b, set()).add(a)
+
+    nparams = len(fn.param_names)
+    entry = set(range(nparams)) | (live.live_in[0] if live.n else set())
+    for p in range(nparams):
+        add(p, entry - {p})
+    for i in range(live.n):
+        for d in live.defs[i]:
+            add(d, live.live_out[i] - {d})
+    return graph
+
+
+def _colour(fn: VMFunction, graph: dict[int, set[int]]) -> dict[int, int]:
+    """Old register → new register (params keep theirs; the others take the lowest
+    register none of their neighbours has, their ``Move`` source's when free)."""
+    nparams = len(fn.param_names)
+    colour = {p: p for p in range(nparams)}
+    order: list[int] = []
+    seen = set(colour)
+    prefer: dict[int, int] = {}
+    for ins in fn.instructions:
+        defs, uses = defs_uses(ins)
+        for r in defs + uses:
+            if r not in seen:
+                seen.add(r)
+                order.append(r)
+        if ins.op is Opcode.Move:
+            prefer.setdefault(ins.args[0], ins.args[1])
+    for r in order:
+        taken = {colour[n] for n in graph.get(r, ()) if n in colour}
+        want = colour.get(prefer.get(r, -1))
+        if want is not None and want not in taken:
+            colour[r] = want
+            continue
+        c = 0
+        while c in taken:
+            c += 1
+        colour[r] = c
+    return colour
+
+
+# readers that look at a tensor's shape only, or copy it into a kernel's outputs
+_PRIVATE_USES = {Opcode.InvokePacked, Opcode.ShapeOf, Opcode.InvokeShapeFunc}
+
+
+def private_tensors(fn: VMFunction) -> set[int]:
+    """Registers defined once, by ``AllocTensor`` / ``AllocTensorReg``, whose tensor
+    nothing but kernels (and shape reads) ever sees: never moved, returned, passed to a
+    function, put in a tuple / ADT / closure, reshaped (a view) or given to a
+    data-dependent kernel (whose numpy result may be a view of it). Such a tensor is
+    dead when its register is."""
+    ndefs: dict[int, int] = {}
+    escapes: set[int] = set(range(len(fn.param_names)))
+    allocs = []
+    for ins in fn.instructions:
+        defs, uses = defs_uses(ins)
+        for r in defs:
+            ndefs[r] = ndefs.get(r, 0) + 1
+        if ins.op is Opcode.AllocTensor or ins.op is Opcode.AllocTensorReg:
+            allocs.append(ins.args[0])
+        if ins.op not in _PRIVATE_USES:
+            escapes.update(uses)
+    return {r for r in allocs if ndefs[r] == 1 and r not in escapes}
+
+
+def storage_slots(fn: VMFunction, graph: dict[int, set[int]]) -> dict[int, int]:
+    """Instruction index of a slot-eligible ``AllocTensor`` → its storage slot."""
+    code = fn.instructions
+    private = private_tensors(fn)
+    candidates = []  # (instruction index, register, nbytes)
+    for i, ins in enumerate(code):
+        if ins.op is not Opcode.AllocTensor:
+            continue
+        dst, shape, dtype = ins.args[:3]
+        if dst not in private:
+            continue
+        if not all(isinstance(d, (int, np.integer)) for d in shape):
+            continue
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        candidates.append((i, dst, -(-nbytes // _ALIGN) * _ALIGN))
+    slot_of_reg: dict[int, int] = {}
+    sizes: list[int] = []
+    result: dict[int, int] = {}
+    for i, reg, nbytes in candidates:
+        busy = {slot_of_reg[n] for n in graph.get(reg, ()) if n in slot_of_reg}
+        free = [s for s in range(len(sizes)) if s not in busy]
+        fits = [s for s in free if sizes[s] >= nbytes]
+        if fits:
+            slot = min(fits, key=lambda s: sizes[s])
+        elif free:
+            slot = max(free, key=lambda s: sizes[s])
+            sizes[slot] = nbytes
+        else:
+            slot = len(sizes)
+            sizes.append(nbytes)
+        slot_of_reg[reg] = slot
+        result[i] = slot
+    return result
+
+
+def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
+    """The pass (see the module docstring); returns a new ``VMFunction``."""
+    code = fn.instructions
+    if not code or any(ins.op not in OPERANDS or ins.op is Opcode.KillRegister
+                       for ins in code):
+        return fn  # an opcode this pass does not know, or already optimised
+    live = Liveness(fn)
+    graph = interference(fn, live)
+    colour = _colour(fn, graph)
+    slots = storage_slots(fn, graph) if storage_reuse else {}
+    memory_regs = set()
+    for ins in code:
+        if ins.op in _HOLDS_MEMORY:
+            memory_regs.update(defs_uses(ins)[0])
+    for i in slots:
+        memory_regs.discard(code[i].args[0])
+    memory_regs -= set(range(len(fn.param_names)))
+    for ins in code:
+        if ins.op in _NO_MEMORY:
+            memory_regs.difference_update(defs_uses(ins)[0])
+    # fresh private tensors go back to the interpreter's pool when they die
+    pooled = {r for r in private_tensors(fn) if r in memory_regs}
+
+    vanishes = [_vanishes(ins, colour) for ins in code]
+    kept_from = [len(code) - 1] * (len(code) + 1)  # the first kept instruction at or after i
+    for i in range(len(code) - 1, -1, -1):
+        kept_from[i] = kept_from[i + 1] if vanishes[i] else i
+    out: list[Instruction] = []
+    new_index = []
+    for i, ins in enumerate(code):
+        new_index.append(len(out))
+        args = _renamed(ins, colour)
+        if i in slots:
+            args = args[:3] + (slots[i],)
+        if not vanishes[i]:
+            out.append(Instruction(ins.op, args))
+        if live.succ[i] != (i + 1,) or i + 1 >= len(code):
+            continue  # branches and ends: registers dying on an edge go with the frame
+        dying = (live.defs[i] | live.uses[i]) - live.live_out[i]
+        still_live = {colour[r] for r in live.live_out[i]}
+        kill = {colour[r] for r in dying if r in memory_regs} - still_live
+        pool = {colour[r] for r in dying if r in pooled} - still_live
+        nxt = code[kept_from[i + 1]]
+        if nxt.op is Opcode.Ret:  # the frame goes anyway: only pooled tensors matter
+            kill = pool
+        kill -= {colour[r] for r in defs_uses(nxt)[0]} - pool  # overwritten next anyway
+        if kill:
+            out.append(Instruction(Opcode.KillRegister, (tuple(sorted(kill)),
+                                                          tuple(sorted(pool)))))
+    new_index.append(len(out))
+    old_index = {j: i for i, j in enumerate(new_index)}
+    for j, ins in enumerate(out):  # jump offsets are relative: re-aim them
+        if ins.op is Opcode.If or ins.op is Opcode.Goto:
+            old = old_index[j]
+            a = list(ins.args)
+            positions = (2, 3) if ins.op is Opcode.If else (0,)
+            for p in positions:
+                a[p] = new_index[old + code[old].args[p]] - j
+            out[j] = Instruction(ins.op, tuple(a))
+    nregs = max(list(colour.values()) + [len(fn.param_names) - 1]) + 1 if colour else 0
+    return dataclasses.replace(fn, instructions=out, num_regs=nregs)
+
+
+def _vanishes(ins: Instruction, colour: dict[int, int]) -> bool:
+    """A ``Move`` whose two registers were coalesced."""
+    return ins.op is Opcode.Move and colour[ins.args[0]] == colour[ins.args[1]]
+
+
+def _renamed(ins: Instruction, colour: dict[int, int]) -> tuple:
+    args = []
+    for kind, arg in zip(OPERANDS[ins.op], ins.args):
+        if kind in (DEF, USE):
+            args.append(colour[arg])
+        elif kind == USES:
+            args.append(tuple(colour[r] for r in arg))
+        else:
+            args.append(arg)
+    return tuple(args) + tuple(ins.args[len(OPERANDS[ins.op]):])
+
+
+def optimize_functions(functions: list) -> list:
+    """The compiler's hook: ``optimize_function`` on every function, as the current
+    ``PassContext`` allows."""
+    from ..transform.pass_infra import PassContext
+
+    disabled = PassContext.current().disabled_pass
+    if "VMLiveness" in disabled:
+        return list(functions)
+    reuse = "VMStorageReuse" not in disabled
+    return [optimize_function(f, reuse) for f in functions]
+
+
+def stable_registers(fn: VMFunction) -> list[int] | None:
+    """Per instruction, the bitset of registers whose value there was surely set by a
+    ``LoadConst``, a slot ``AllocTensor`` or the caller (a parameter): values that stay
+    the same objects from run to run, so the interpreter may keep them to skip
+    recomputing their addresses. A forward "must" dataflow (intersection at joins).
+    ``None`` for a function with an opcode ``OPERANDS`` does not know."""
+    code = fn.instructions
+    if any(ins.op not in OPERANDS for ins in code):
+        return None
+    n = len(code)
+    everything = -1  # all registers: the identity of intersection
+    stable_in = [everything] * n
+    gen, kill = [], []
+    for ins in code:
+        defs = _bits(defs_uses(ins)[0])
+        same = ins.op is Opcode.LoadConst or (
+            ins.op is Opcode.AllocTensor and len(ins.args) > 3 and ins.args[3] >= 0)
+        gen.append(defs if same else 0)
+        kill.append(defs)
+    succ = [successors(i, ins) for i, ins in enumerate(code)]
+    if n:
+        stable_in[0] = everything  # parameters (and registers not yet written)
+    work = deque(range(n))
+    while work:
+        i = work.popleft()
+        out = (stable_in[i] & ~kill[i]) | gen[i]
+        for s in succ[i]:
+            new = stable_in[s] & out
+            if new != stable_in[s]:
+                stable_in[s] = new
+                work.append(s)
+    return stable_in
+
+
+def storage_bytes(fn: VMFunction) -> int:
+    """Bytes of one activation's arena (the sum of its slots' sizes)."""
+    sizes: dict[int, int] = {}
+    for ins in fn.instructions:
+        if ins.op is Opcode.AllocTensor and len(ins.args) > 3 and ins.args[3] >= 0:
+            _, shape, dtype, slot = ins.args[:4]
+            n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            sizes[slot] = max(sizes.get(slot, 0), n)
+    return sum(sizes.values())
+
+
+__all__ = ["Liveness", "OPERANDS", "defs_uses", "interference", "optimize_function",
+           "optimize_functions", "private_tensors", "stable_registers", "storage_bytes",
+           "storage_slots", "successors"]

@@ -1,0 +1,270 @@
+"""Saving and loading a VM ``Executable`` as one file, without pickle.
+
+``exe.save(path)`` writes a zip archive through the graph executor's archive helpers
+(``runtime/module.py``: atomic write, kernel-library members):
+
+- ``meta.json``: ``{"format": "relayir.vm_executable", "format_version": 1,
+  "relayir_version", "target", "functions": [...], "kernel_names", "constructors",
+  "messages", "num_constants", "library", "kernels", "shape_funcs"}``. A function is
+  its name, parameter names and types (JSON: ``{"tensor": [dims], "dtype"}`` /
+  ``{"tuple": [...]}`` / ``null``), register count, closure flag and instructions
+  ``[opcode name, operands...]`` (lists for register tuples and shapes); constants are
+  referred to by their index in the pool;
+- ``constants.npz``: the constant pool (``c0``, ``c1``, ...), read with
+  ``allow_pickle=False``;
+- the kernel library's members: for the cpu target the shared object with the CPU
+  fingerprint it was built for (a mismatch on load is an error, not a crash); for the
+  numpy target each kernel's primitive function as Relay text in the kernel table,
+  re-lowered on load. ``kernels`` says where each kernel index lives: ``{"library":
+  name}``, ``{"numpy": Relay text}`` (a kernel the cpu target runs on the host) or
+  ``null`` (a reshape, no kernel); ``shape_funcs`` holds each dynamic kernel's primitive
+  function as Relay text, rebuilt into a ``ShapeFunction`` on load.
+
+``Executable.load(path)`` checks the format and its version (a newer one is a clear
+``ModuleFormatError``) and validates every operand index against its table, so a
+corrupt file fails at load, not inside a kernel.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+
+from ..ir.types import GlobalTypeVar, TensorType, TupleType
+from ..runtime.module import (
+    ModuleFormatError,
+    library_entry,
+    load_library_entry,
+    load_params,
+    read_archive,
+    write_archive,
+)
+from .bytecode import Instruction, Opcode, VMFunction
+
+FORMAT = "relayir.vm_executable"
+FORMAT_VERSION = 1
+
+
+# ---------------------------------------------------------------- JSON pieces
+
+
+def _type_json(ty):
+    if isinstance(ty, TensorType):
+        return {"tensor": [d if isinstance(d, int) else repr(d) for d in ty.shape],
+                "dtype": ty.dtype}
+    if isinstance(ty, TupleType):
+        return {"tuple": [_type_json(f) for f in ty.fields]}
+    return None  # ADTs, closures: not checked on entry
+
+
+def _json_type(obj):
+    if obj is None:
+        return None
+    if "tensor" in obj:
+        return TensorType(tuple(obj["tensor"]), obj["dtype"])
+    return TupleType(tuple(_json_type(f) for f in obj["tuple"]))
+
+
+def _operand_json(x):
+    if isinstance(x, (tuple, list)):
+        return [_operand_json(v) for v in x]
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    return str(x)  # dtypes
+
+
+def _json_operand(x):
+    return tuple(_json_operand(v) for v in x) if isinstance(x, list) else x
+
+
+def _function_json(fn: VMFunction) -> dict:
+    return {"name": fn.name, "param_names": list(fn.param_names),
+            "param_types": [_type_json(t) for t in fn.param_types],
+            "num_regs": fn.num_regs, "closure": fn.closure,
+            "instructions": [[ins.op.name] + [_operand_json(a) for a in ins.args]
+                             for ins in fn.instructions]}
+
+
+class _LoadedConstructor:
+    """What the VM needs of a constructor (its tag and names) after a load; the ADT's
+    definition is not saved."""
+
+    __slots__ = ("name_hint", "tag", "belong_to")
+
+    def __init__(self, type_name: str, name: str, tag: int):
+        self.name_hint = name
+        self.tag = tag
+        self.belong_to = GlobalTypeVar(type_name)
+
+    def __repr__(self) -> str:
+        return self.name_hint
+
+
+# ---------------------------------------------------------------- save / load
+
+
+def save(exe, path: str | os.PathLike) -> None:
+    from .. import __version__
+
+    for i, c in enumerate(exe.constants):
+        if not isinstance(c, np.ndarray) or c.dtype.hasobject:
+            raise ModuleFormatError(f"constant {i} is not a numeric array; it cannot be saved")
+    buf = io.BytesIO()
+    np.savez(buf, **{f"c{i}": c for i, c in enumerate(exe.constants)})
+    members = {"constants.npz": buf.getvalue()}
+    library = None
+    lib = exe.kernel_library
+    if lib is not None:
+        library, files = library_entry(lib)
+        members.update(files)
+    kernels = []
+    for k in exe.kernels:
+        if k is None:
+            kernels.append(None)
+        elif lib is not None and k.name in lib and lib[k.name] is k:
+            kernels.append({"library": k.name})
+        elif hasattr(k, "source") and callable(k.source):
+            kernels.append({"numpy": k.source()})
+        else:
+            raise ModuleFormatError(f"kernel {k.name} ({type(k).__name__}) cannot be saved")
+    meta = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "relayir_version": __version__,
+        "target": exe.target,
+        "functions": [_function_json(f) for f in exe.functions],
+        "kernel_names": list(exe.kernel_names),
+        "constructors": [[c.belong_to.name_hint, c.name_hint, int(c.tag)]
+                         for c in exe.constructors],
+        "messages": list(exe.messages),
+        "num_constants": len(exe.constants),
+        "library": library,
+        "kernels": kernels,
+        "shape_funcs": [{"name": sf.name, "source": _relay_text(sf.func), "native": sf.native}
+                        for sf in exe.shape_funcs],
+    }
+    # weights and machine code barely compress: stored as is, a load is a copy (ms)
+    write_archive(path, meta, members, stored=("constants.npz", "lib.so"))
+
+
+def load(path: str | os.PathLike):
+    from .executable import Executable
+
+    meta, members = read_archive(path, FORMAT, FORMAT_VERSION, ("constants.npz",),
+                                 what="VM executable")
+    try:
+        functions = [_json_function(f) for f in meta["functions"]]
+        consts = load_params(members["constants.npz"])
+        constants = [consts[f"c{i}"] for i in range(meta["num_constants"])]
+        constructors = [_LoadedConstructor(t, n, tag) for t, n, tag in meta["constructors"]]
+        names = list(meta["kernel_names"])
+        messages = list(meta["messages"])
+        target = meta["target"]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModuleFormatError(f"{path}: a malformed VM executable ({type(exc).__name__}: "
+                                f"{exc})") from None
+    lib = None
+    if meta.get("library") is not None:
+        lib = load_library_entry(path, meta["library"], members, target)
+    try:
+        kernels = [_kernel(lib, name, entry) for name, entry in zip(names, meta["kernels"])]
+        shape_funcs = [_shape_func(sf) for sf in meta.get("shape_funcs", [])]
+    except (KeyError, TypeError) as exc:
+        raise ModuleFormatError(f"{path}: a malformed kernel table ({exc})") from None
+    exe = Executable(functions, constants, kernels, names, constructors, messages, lib, target,
+                     shape_funcs)
+    _validate(path, exe)
+    return exe
+
+
+def _relay_text(func) -> str:
+    from ..ir.printer import astext
+
+    return astext(func, show_types=False)
+
+
+def _function_of(name: str, text: str):
+    from ..errors import Error
+    from ..ir.expr import Function
+    from ..ir.parser import parse_expr
+    from ..typing.infer import infer_expr
+
+    try:
+        fn = parse_expr(text, source_name=f"kernel {name}")
+    except Error as exc:
+        raise ModuleFormatError(f"kernel {name}: its saved Relay text does not parse: "
+                                f"{exc}") from None
+    if not isinstance(fn, Function):
+        raise ModuleFormatError(f"kernel {name}: the saved text is not a function")
+    infer_expr(fn)
+    return fn
+
+
+def _kernel(lib, name: str, entry):
+    if entry is None:
+        return None
+    if "library" in entry:
+        if lib is None:
+            raise ModuleFormatError(f"kernel {name} refers to a missing kernel library")
+        return lib[entry["library"]]
+    from ..backend.kernels import NumpyKernel
+
+    return NumpyKernel(name, _function_of(name, entry["numpy"]))
+
+
+def _shape_func(entry: dict):
+    from .shape_func import ShapeFunction
+
+    return ShapeFunction(entry["name"], _function_of(entry["name"], entry["source"]),
+                         bool(entry["native"]))
+
+
+def _json_function(obj: dict) -> VMFunction:
+    code = []
+    for row in obj["instructions"]:
+        if row[0] not in Opcode.__members__:
+            raise ModuleFormatError(f"unknown opcode {row[0]!r} in @{obj['name']}")
+        code.append(Instruction(Opcode[row[0]], tuple(_json_operand(a) for a in row[1:])))
+    return VMFunction(obj["name"], tuple(obj["param_names"]),
+                      tuple(_json_type(t) for t in obj["param_types"]), code,
+                      int(obj["num_regs"]), bool(obj["closure"]))
+
+
+# operand position → the table it indexes (registers are checked through liveness.OPERANDS)
+_INDEXED = {
+    Opcode.Invoke: (0, "functions"), Opcode.AllocClosure: (1, "functions"),
+    Opcode.InvokePacked: (0, "kernels"), Opcode.LoadConst: (1, "constants"),
+    Opcode.AllocADT: (1, "constructors"), Opcode.Fatal: (0, "messages"),
+    Opcode.InvokeShapeFunc: (0, "shape_funcs"), Opcode.InvokeDataDependent: (0, "kernels"),
+}
+
+
+def _validate(path, exe) -> None:
+    try:
+        _check_operands(path, exe)
+    except (TypeError, ValueError, IndexError) as exc:
+        raise ModuleFormatError(f"{path}: malformed instruction operands: {exc}") from None
+
+
+def _check_operands(path, exe) -> None:
+    from .liveness import OPERANDS, defs_uses
+
+    for fn in exe.functions:
+        for pc, ins in enumerate(fn.instructions):
+            where = f"{path}: @{fn.name} instruction {pc} ({ins.op.name})"
+            if ins.op in _INDEXED:
+                pos, table = _INDEXED[ins.op]
+                n = len(getattr(exe, table))
+                index = ins.args[pos]
+                if not isinstance(index, int) or not (-1 if table == "constructors" else 0) \
+                        <= index < n:
+                    raise ModuleFormatError(f"{where}: {table} index {index} out of range")
+            if ins.op in OPERANDS:
+                defs, uses = defs_uses(ins)
+                bad = [r for r in defs + uses if not isinstance(r, int)
+                       or not 0 <= r < fn.num_regs]
+                if bad:
+                    raise ModuleFormatError(f"{where}: registers {bad} out of range")
+
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "load", "save"]

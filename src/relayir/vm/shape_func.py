@@ -1,0 +1,293 @@
+"""Shapes at run time: shape functions of primitive functions, and input dim binding.
+
+A primitive function whose type has ``Any`` / symbolic dims compiles to ONE kernel for
+every shape; the VM allocates its outputs from its *shape function*. The
+data-independent shape function of a primitive function is its ops' type relations
+applied to concrete input ``TensorType``\\ s, in post order: the relations type inference
+already runs, so no op's shape logic is written twice. Results are cached per input
+shape signature, so a repeated shape costs one dict lookup.
+
+On a cache miss the concrete types are also checked against the assumptions a C kernel
+was compiled under: a symbolic dim has one value across the whole function (inputs,
+temporaries, results), and a dynamic input dim of a broadcasting op does not broadcast
+(the kernel reads such an input at the output's index; numpy kernels broadcast, so
+``native=False`` skips both checks).
+
+*Data-dependent* primitive functions (an op whose result shape depends on input values:
+``dyn.*`` ops, or any op named in ``DATA_DEPENDENT_OPS``) have no shape function: the VM
+runs them through their numpy references, which return fresh arrays
+(``Opcode.InvokeDataDependent``).
+"""
+
+from __future__ import annotations
+
+from ..errors import Error
+from ..ir.expr import Call, Constant, Function, Op, Tuple, TupleGetItem, Var
+from ..ir.functor import post_order
+from ..ir.types import Any, SymbolicDim, TensorType, TupleType
+from ..op.registry import OpPattern
+from ..transform.bind import bind
+
+__all__ = ["DATA_DEPENDENT_OPS", "ShapeError", "ShapeFunction", "bind_input_dims",
+           "is_data_dependent", "is_dynamic", "name_any_dims"]
+
+DATA_DEPENDENT_OPS: set[str] = set()  # besides every ``dyn.*`` op
+
+
+class ShapeError(Error):
+    """Inputs whose shapes a dynamic kernel (or a function's type) cannot take."""
+
+
+def is_data_dependent(func: Function) -> bool:
+    for node in post_order(func.body):
+        if type(node) is Call and type(node.op) is Op and (
+                node.op.name.startswith("dyn.") or node.op.name in DATA_DEPENDENT_OPS):
+            return True
+    return False
+
+
+def _static(ty) -> bool:
+    if isinstance(ty, TupleType):
+        return all(_static(f) for f in ty.fields)
+    return isinstance(ty, TensorType) and all(isinstance(d, int) for d in ty.shape)
+
+
+def is_dynamic(func: Function) -> bool:
+    """Does the primitive function's type have a dim known only at run time?"""
+    return not (all(_static(p.checked_type) for p in func.params)
+                and _static(func.body.checked_type))
+
+
+def _map_dims(ty, fn):
+    if isinstance(ty, TupleType):
+        return TupleType(tuple(_map_dims(f, fn) for f in ty.fields))
+    if isinstance(ty, TensorType):
+        return TensorType(tuple(fn(d) for d in ty.shape), ty.dtype)
+    return ty
+
+
+def name_any_dims(func: Function, prefix: str = "anydim") -> Function:
+    """``func`` with every ``Any`` of its parameter types replaced by a symbolic dim,
+    re-typed: relations then carry those names to temporaries and results (a reshape of
+    ``(anydim0, 32)`` to ``(1, -1, 4, 8)`` is ``(1, anydim0, 4, 8)``), so the kernel's
+    loop bounds are dims its arguments hold. Two such dims that a broadcasting op
+    combines get one name: the C kernel assumes they are equal (it reads both at the
+    output's index), which the shape function checks at run time. Unchanged without
+    ``Any``."""
+    taken = {d.name for p in func.params for d in _dims(p.checked_type)
+             if isinstance(d, SymbolicDim)}
+    names: list[str] = []
+    k = 0
+    for p in func.params:
+        for d in _dims(p.checked_type):
+            if isinstance(d, Any):
+                while f"{prefix}{k}" in taken:
+                    k += 1
+                names.append(f"{prefix}{k}")
+                k += 1
+    if not names:
+        return func
+    alias = {n: n for n in names}
+
+    def canonical(n: str) -> str:
+        while alias[n] != n:
+            n = alias[n]
+        return n
+
+    for _ in range(len(names)):
+        typed = _with_dim_names(func, [canonical(n) for n in names])
+        merges = _broadcast_merges(typed, set(names))
+        if not merges:
+            break
+        for a, b in merges:
+            a, b = canonical(a), canonical(b)
+            if a != b:
+                alias[max(a, b)] = min(a, b)
+    return typed
+
+
+def _with_dim_names(func: Function, names: list) -> Function:
+    """``func`` re-typed with its parameters' ``Any`` dims named ``names`` (in order)."""
+    from ..typing.infer import infer_expr
+
+    it = iter(names)
+    mapping = {}
+    for p in func.params:
+        if any(isinstance(d, Any) for d in _dims(p.checked_type)):
+            ty = _map_dims(p.checked_type,
+                           lambda d: SymbolicDim(next(it)) if isinstance(d, Any) else d)
+            mapping[p] = Var(p.name_hint, ty)
+    # nodes the substitution rebuilds are untyped; nodes shared with ``func`` keep types
+    new = Function([mapping.get(p, p) for p in func.params], bind(func.body, mapping), None,
+                   (), func.attrs)
+    infer_expr(new)
+    return new
+
+
+def _broadcast_merges(func: Function, ours: set) -> list:
+    """Pairs of our dim names that a broadcasting op aligns, giving an ``Any`` result."""
+    merges = []
+    for node in post_order(func.body):
+        if type(node) is not Call or type(node.op) is not Op or (
+                node.op.pattern > OpPattern.BROADCAST):
+            continue
+        out = node.checked_type
+        if not isinstance(out, TensorType):
+            continue
+        for j, d in enumerate(out.shape):
+            if not isinstance(d, Any):
+                continue
+            seen = []
+            for arg in node.args:
+                t = arg.checked_type
+                i = j - (len(out.shape) - len(t.shape)) if isinstance(t, TensorType) else -1
+                if i >= 0 and isinstance(t.shape[i], SymbolicDim) and t.shape[i].name in ours:
+                    seen.append(t.shape[i].name)
+            merges.extend((seen[0], other) for other in seen[1:] if other != seen[0])
+    return merges
+
+
+def _dims(ty) -> list:
+    if isinstance(ty, TupleType):
+        return [d for f in ty.fields for d in _dims(f)]
+    return list(ty.shape) if isinstance(ty, TensorType) else []
+
+
+def _flat(ty) -> list:
+    if isinstance(ty, TupleType):
+        return [t for f in ty.fields for t in _flat(f)]
+    return [ty]
+
+
+class ShapeFunction:
+    """``sf(*inputs) -> output shapes`` (flat, one tuple per tensor result) of one
+    primitive function; ``inputs`` are its flat input arrays (or anything with
+    ``.shape``)."""
+
+    def __init__(self, name: str, func: Function, native: bool = True):
+        self.name = name
+        self.func = func
+        self.native = native  # check the C kernel's assumptions
+        self.nodes = post_order(func.body)
+        self.param_types = [_flat(p.checked_type) for p in func.params]
+        self.cache: dict = {}
+
+    def __call__(self, *inputs) -> tuple:
+        key = tuple([a.shape for a in inputs])
+        out = self.cache.get(key)
+        if out is None:
+            out = self.cache[key] = self._compute(key)
+        return out
+
+    def _compute(self, shapes: tuple) -> tuple:
+        func = self.func
+        types: dict = {}
+        k = 0
+        for p, flat in zip(func.params, self.param_types):
+            concrete = [TensorType(shapes[k + i], t.dtype) for i, t in enumerate(flat)]
+            k += len(flat)
+            ty = p.checked_type
+            types[p] = concrete[0] if isinstance(ty, TensorType) else _rebuild(ty, iter(concrete))
+        for node in self.nodes:
+            t = type(node)
+            if node in types or t is Op:
+                continue
+            if t is Constant:
+                types[node] = TensorType(node.data.shape, node.data.dtype.name)
+            elif t is Call:
+                args = [types[a] for a in node.args]
+                try:
+                    types[node] = node.op.type_rel(args, node.attrs)
+                except Error as exc:
+                    raise ShapeError(f"kernel {self.name}: {node.op.name} cannot take input "
+                                     f"shapes {[a.shape for a in args]}: {exc}") from None
+                if self.native:
+                    self._check_broadcast(node, args, types[node])
+            elif t is Tuple:
+                types[node] = TupleType(tuple(types[f] for f in node.fields))
+            elif t is TupleGetItem:
+                types[node] = types[node.tuple_value].fields[node.index]
+            elif t is Var:
+                raise ShapeError(f"kernel {self.name}: free variable %{node.name_hint}")
+        if self.native:
+            self._check_symbolic(types)
+        result = _flat(types[func.body])
+        if not all(isinstance(d, int) for t in result for d in t.shape):
+            raise ShapeError(f"kernel {self.name}: output shapes {result} are not known from "
+                             f"the input shapes (a data-dependent op without a dyn. name?)")
+        return tuple(tuple(t.shape) for t in result)
+
+    def _check_broadcast(self, node: Call, args: list, out) -> None:
+        if node.op.pattern > OpPattern.BROADCAST or not isinstance(out, TensorType):
+            return
+        for arg, concrete in zip(node.args, args):
+            declared = arg.checked_type
+            if not isinstance(declared, TensorType):
+                continue
+            lead = len(out.shape) - len(concrete.shape)
+            for axis, (d, n) in enumerate(zip(declared.shape, concrete.shape)):
+                if not isinstance(d, int) and lead + axis >= 0 and n != out.shape[lead + axis]:
+                    raise ShapeError(
+                        f"kernel {self.name}: {node.op.name} broadcasts dynamic dim {d} "
+                        f"(= {n}) to {out.shape[lead + axis]}; the kernel was compiled for "
+                        f"equal dims (give the dim a static 1 to broadcast it)")
+
+    def _check_symbolic(self, types: dict) -> None:
+        seen: dict = {}
+        for node, concrete in types.items():
+            if type(node) is Op:
+                continue
+            declared = _flat(node.checked_type)
+            for dt, ct in zip(declared, _flat(concrete)):
+                if not isinstance(dt, TensorType):
+                    continue
+                for d, n in zip(dt.shape, ct.shape):
+                    if isinstance(d, SymbolicDim) and seen.setdefault(d.name, n) != n:
+                        raise ShapeError(
+                            f"kernel {self.name}: dim {d.name} is {seen[d.name]} in one "
+                            f"place and {n} in another")
+
+    def __repr__(self) -> str:
+        return f"<shape function of {self.name}, {len(self.cache)} shapes cached>"
+
+
+def _rebuild(ty, flat):
+    if isinstance(ty, TupleType):
+        return TupleType(tuple(_rebuild(f, flat) for f in ty.fields))
+    return next(flat)
+
+
+_SYMBOLIC_INPUTS: dict = {}  # id(types) -> (types, positions of inputs with symbolic dims)
+
+
+def _symbolic_positions(types) -> tuple:
+    hit = _SYMBOLIC_INPUTS.get(id(types))
+    if hit is None or hit[0] is not types:
+        positions = tuple(i for i, t in enumerate(types)
+                          if any(isinstance(d, SymbolicDim) for d in _dims(t)))
+        hit = _SYMBOLIC_INPUTS[id(types)] = (types, positions)
+    return hit[1]
+
+
+def bind_input_dims(where: str, names, types, values) -> None:
+    """Raise unless one symbolic dim has one value across all ``values`` (already checked
+    one by one for rank, dtype and static dims against ``types``)."""
+    positions = _symbolic_positions(types)  # usually none: nothing to do
+    bound: dict = {}
+    stack = [(names[i], types[i], values[i]) for i in positions][::-1]  # in argument order
+    while stack:
+        name, ty, value = stack.pop()
+        if isinstance(ty, TupleType):
+            stack.extend(list((f"{name}[{i}]", t, v)
+                              for i, (t, v) in enumerate(zip(ty.fields, value)))[::-1])
+            continue
+        if not isinstance(ty, TensorType):
+            continue
+        for axis, (d, n) in enumerate(zip(ty.shape, value.shape)):
+            if not isinstance(d, SymbolicDim):
+                continue
+            first = bound.setdefault(d.name, (n, name, axis))
+            if first[0] != n:
+                raise ShapeError(
+                    f"input {name} of {where}: dim {d.name} (axis {axis}) is {n}, but input "
+                    f"{first[1]} has {d.name} = {first[0]} (axis {first[2]})")
