@@ -186,6 +186,61 @@ CASES = [
     ("variance", [rnd(2, 5)], dict(axis=(1,), unbiased=True)),
     ("std", [rnd(2, 5)], dict(axis=(0,), unbiased=True)),
     ("logsumexp", [rnd(2, 5)], dict(axis=(1,))),
+    # op/algorithm.py and op/scatter.py
+    ("gather", [rnd(3, 4), ints([[0, 2, 2, -1], [1, 1, 0, 2]])], dict(axis=0)),
+    ("gather_nd", [rnd(3, 4), ints([[0, 2, 0], [1, 3, 1]])], None),
+    ("gather_nd", [rnd(2, 3, 4), ints([[[1, 0], [2, 2]]])], dict(batch_dims=1)),
+    ("cumsum", [rnd(3, 4)], dict(axis=1)),
+    ("cumsum", [rnd(3, 4)], dict(axis=0, exclusive=True, reverse=True)),
+    ("cumsum", [rnd(2, 3)], None),
+    ("cumprod", [pos(3, 4)], dict(axis=1, exclusive=True)),
+    ("cumprod", [pos(2, 3)], dict(reverse=True)),
+    ("trilu", [rnd(2, 3, 4)], dict(k=1, upper=False)),
+    ("einsum", [[rnd(3, 4), rnd(4, 5, seed=1)]], dict(equation="ij,jk->ik")),
+    ("einsum", [[rnd(2, 3, 4), rnd(4, seed=1)]], dict(equation="...j,j->...")),
+    ("einsum", [[rnd(1, 3, 4), rnd(2, 4, 5, seed=1)]], dict(equation="...ij,...jk->...ik")),
+    ("einsum", [[rnd(3, 4), rnd(5, seed=1)]], dict(equation="ij,k->i")),
+    ("einsum", [[rnd(2, 3, 3)]], dict(equation="bii->bi")),
+    ("einsum", [[rnd(3, 3), rnd(3, seed=1)]], dict(equation="ii,i->")),
+    ("topk", [rnd(3, 5)], dict(k=2)),
+    ("topk", [rnd(3, 5)], dict(k=3, axis=0, ret_type="values", is_ascend=True)),
+    ("sort", [rnd(3, 5)], dict(axis=1, is_ascend=False)),
+    ("scatter_elements", [rnd(3, 4), ints([[1, 0, 2, 2], [2, 1, 0, 1]]), rnd(2, 4, seed=1)],
+     dict(axis=0)),
+    ("scatter_elements", [rnd(3, 4), ints([[1, 0, 2, 2], [1, 1, 0, 1]]), rnd(2, 4, seed=1)],
+     dict(axis=0, reduction="add")),
+    ("scatter_nd", [rnd(3, 4), ints([[0, 2], [1, 3]]), rnd(2, seed=1)], None),
+    ("scatter_nd", [rnd(3, 4), ints([[0, 0, 2]]), rnd(3, 4, seed=1)], dict(mode="add")),
+    # spatial ops (issue 6)
+    ("nn.conv3d", [rnd(1, 2, 4, 3, 4), rnd(4, 1, 2, 2, 3, seed=1)],
+     dict(strides=(2, 1, 1), padding=(1, 0, 1, 0, 1, 0), dilation=(1, 2, 1), groups=2)),
+    ("nn.conv2d_transpose", [rnd(1, 4, 3, 4), rnd(4, 3, 3, 2, seed=1)],
+     dict(strides=(2, 1), padding=(1, 0, 0, 1), output_padding=(1, 0), groups=2)),
+    ("nn.conv1d_transpose", [rnd(2, 2, 5), rnd(2, 3, 3, seed=1)],
+     dict(strides=2, padding=(1, 0), dilation=2, output_padding=1)),
+    ("nn.conv3d_transpose", [rnd(1, 2, 2, 3, 2), rnd(2, 2, 2, 2, 3, seed=1)],
+     dict(strides=(1, 2, 1), padding=(0, 1, 1, 0, 0, 0))),
+    ("nn.max_pool1d", [rnd(2, 2, 9)], dict(pool_size=3, strides=2, padding=1, ceil_mode=True)),
+    ("nn.avg_pool1d", [rnd(2, 2, 9)], dict(pool_size=3, strides=2, padding=1)),
+    ("nn.max_pool3d", [rnd(1, 2, 4, 5, 3)], dict(pool_size=(2, 3, 2), strides=(2, 1, 1),
+                                                  padding=(0, 1, 1, 1, 0, 0))),
+    ("nn.avg_pool3d", [rnd(1, 2, 4, 5, 3)], dict(pool_size=(2, 2, 2), strides=2, padding=1,
+                                                  count_include_pad=True, ceil_mode=True)),
+    ("nn.lrn", [rnd(2, 5, 3)], dict(size=3, alpha=0.3, beta=0.75, bias=1.5)),
+    ("nn.lrn", [rnd(1, 3, 6)], dict(size=4, axis=2, alpha=0.5, beta=0.5, bias=2.0)),
+    ("image.resize2d", [rnd(1, 2, 4, 5)], dict(size=(7, 3), method="cubic",
+                                               cubic_exclude=1)),
+    ("image.resize2d", [rnd(1, 2, 4, 5)], dict(
+        size=(3, 4), method="linear", coordinate_transformation_mode="tf_crop_and_resize",
+        roi=(0.1, -0.2, 0.8, 1.1), extrapolation_value=2.0)),
+    ("image.resize2d", [rnd(1, 1, 7, 6)], dict(size=(3, 4), method="linear", antialias=True)),
+    ("image.resize1d", [rnd(2, 2, 5)], dict(size=(8,), method="nearest_neighbor",
+                                            coordinate_transformation_mode="asymmetric")),
+    ("image.resize3d", [rnd(1, 1, 3, 2, 4)], dict(size=(4, 3, 2), method="linear",
+                                                  coordinate_transformation_mode="align_corners")),
+    ("nn.upsampling", [rnd(1, 2, 3, 4)], dict(scale_h=2, scale_w=1.5, method="linear")),
+    ("nn.depth_to_space", [rnd(1, 8, 2, 3)], dict(block_size=2, mode="CRD")),
+    ("nn.space_to_depth", [rnd(1, 2, 4, 6)], dict(block_size=2)),
 ]
 
 
@@ -243,3 +298,19 @@ def test_non_differentiable_gives_zero_and_missing_rule_errors():
             gradient(fn)
     finally:
         GRADIENT._entries["exp"] = saved
+
+
+def test_gradient_through_a_run_time_shape_is_a_clear_error_then_works_static():
+    from relayir.op import dynamic as D
+
+    x = r.var("x", shape=(2, 3), dtype="float64")
+    s = r.var("s", shape=(2,), dtype="int64")
+    f = r.Function([x, s], r.exp(D.reshape(x, s)))
+    with pytest.raises(r.Error, match="dyn.reshape needs static shapes"):
+        gradient(f)
+    # with the shape bound as a constant, DynamicToStatic gives reshape, which has a rule
+    g = r.Function([x], r.exp(D.reshape(x, r.const(np.array([3, 2]), "int64"))))
+    mod = r.transform.DynamicToStatic()(r.IRModule.from_expr(g))
+    out = r.create_executor("debug", r.IRModule.from_expr(
+        gradient(mod["main"]))).evaluate()(np.ones((2, 3)))
+    np.testing.assert_allclose(np.asarray(out[1][0]), np.full((2, 3), np.e))

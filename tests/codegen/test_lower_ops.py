@@ -327,8 +327,114 @@ def _pool_conv_cases():
                {"padding": 1}, **prod, note="tiled")
 
 
+
+def _algorithm_cases():
+    """Cases of op/algorithm.py, op/scatter.py and op/bitwise.py (the ops with a compute)."""
+    x = rand((3, 5), "float32", 1)
+    for name in ("cumsum", "cumprod"):
+        yield Case(name, [x], {"axis": 1})
+        yield Case(name, [x], {"axis": 0, "exclusive": True, "reverse": True})
+        yield Case(name, [rand((2, 3, 4), "int32", 2)], {"axis": -1, "reverse": True})
+        yield Case(name, [x], {}, note="flat")
+    yield Case("cumsum", [rand((4, 3), "bool", 3)], {"axis": 0, "dtype": "int64"})
+    yield Case("trilu", [rand((2, 4, 5), "float32", 1)], {"k": 1, "upper": True})
+    yield Case("trilu", [rand((4, 5), "int32", 1)], {"k": -1, "upper": False})
+    prod = dict(rtol=1e-4, atol=1e-4)
+    yield Case("einsum", [(rand((3, 4), "float32", 1), rand((4, 5), "float32", 2))],
+               {"equation": "ij,jk->ik"}, **prod)
+    yield Case("einsum", [(rand((2, 3, 3), "float32", 1),)], {"equation": "...ii->...i"})
+    yield Case("einsum", [(rand((2, 3), "float32", 1), rand((1, 3, 4), "float32", 2))],
+               {"equation": "...j,...jk"}, **prod)
+    yield Case("einsum", [(rand((3,), "int32", 1), rand((4,), "int32", 2))],
+               {"equation": "i,j->ij"})
+    idx = np.array([[0, 2, -1], [3, 5, 1]], "int64")
+    yield Case("one_hot", [idx, np.float32(2.5), np.float32(-1)], {"depth": 4})
+    yield Case("one_hot", [idx.astype("int32"), np.int32(1), np.int32(0)],
+               {"depth": 3, "axis": 0, "dtype": "int32"})
+    yield Case("arange", [], {"start": 1, "stop": 8, "step": 1.5, "dtype": "float32"})
+    yield Case("arange", [], {"start": 10, "stop": -3, "step": -3, "dtype": "int32"})
+    yield Case("bitwise_not", [rand((9,), "int32", 1)])
+    yield Case("bitwise_not", [rand((9,), "uint8", 1)])
+    yield Case("bitwise_not", [rand((9,), "bool", 1)])
+    data = rand((3, 4), "float32", 1)
+    gi = np.array([[0, -1, 2, 1], [2, 2, 0, -3]], "int64")
+    yield Case("gather", [data, gi], {"axis": 0})
+    yield Case("gather", [data, np.array([[3, 0], [1, -4], [2, 2]], "int32")], {"axis": 1})
+    d3 = rand((2, 3, 4), "float32", 2)
+    yield Case("gather_nd", [d3, np.array([[1, 0, -1], [2, 0, 1]], "int64")])
+    yield Case("gather_nd", [d3, np.array([[[1, 0], [2, 2]]], "int32")], {"batch_dims": 1})
+    upd = rand((2, 4), "float32", 3)
+    si = np.array([[1, 0, 2, 2], [1, -1, 0, 2]], "int64")
+    for red in ("update", "add", "mul", "min", "max"):
+        yield Case("scatter_elements", [data, si, upd], {"axis": 0, "reduction": red})
+    yield Case("scatter_elements", [data, si[:, :3].T.copy(), upd[:, :3].T.copy()],
+               {"axis": 1, "reduction": "add"}, note="axis1")
+    ni = np.array([[0, 2, 0], [1, 3, 1]], "int64")
+    for mode in ("update", "add", "mul", "min", "max"):
+        yield Case("scatter_nd", [data, ni, rand((3,), "float32", 4)], {"mode": mode})
+    yield Case("scatter_nd", [data, np.array([[2, -1]], "int32"), rand((2, 4), "float32", 5)],
+               {"mode": "add"}, note="rows")
+
+def _spatial_cases():
+    """1-D/3-D pools and conv, transposed conv, LRN, resize, depth/space (issue 6)."""
+    prod = dict(rtol=1e-4, atol=1e-4)
+    x1, x3 = rand((2, 3, 11), "float32", 1), rand((1, 2, 5, 6, 7), "float32", 2)
+    for n, x, attrs in ((1, x1, {"pool_size": 3, "strides": 2, "padding": 1, "ceil_mode": True}),
+                        (3, x3, {"pool_size": (2, 3, 2), "strides": (1, 2, 2),
+                                 "padding": (1, 0, 1, 0, 1, 1)})):
+        yield Case(f"nn.max_pool{n}d", [x], attrs)
+        yield Case(f"nn.avg_pool{n}d", [x], attrs)
+        yield Case(f"nn.avg_pool{n}d", [x], {**attrs, "count_include_pad": True}, note="incl")
+    yield Case("nn.conv3d", [x3, rand((4, 2, 3, 2, 3), "float32", 3)],
+               {"padding": 1, "strides": (1, 2, 1)}, **prod)
+    yield Case("nn.conv3d", [x3, rand((4, 1, 2, 2, 2), "float32", 3)],
+               {"groups": 2, "dilation": (2, 1, 2)}, **prod)
+    x = rand((2, 4, 5, 6), "float32", 4)
+    yield Case("nn.conv2d_transpose", [x, rand((4, 3, 3, 3), "float32", 5)],
+               {"strides": 2, "padding": (1, 0, 1, 1), "output_padding": (1, 0)}, **prod)
+    yield Case("nn.conv2d_transpose", [x, rand((4, 1, 3, 2), "float32", 5)],
+               {"groups": 2, "dilation": (2, 1), "strides": (1, 2)}, **prod)
+    yield Case("nn.conv1d_transpose", [x1, rand((3, 2, 4), "float32", 6)],
+               {"strides": 3, "padding": 2, "output_padding": 1}, **prod)
+    yield Case("nn.conv3d_transpose", [x3, rand((2, 3, 2, 3, 2), "float32", 6)],
+               {"strides": (1, 2, 2), "padding": (0, 1, 0, 1, 0, 1)}, **prod)
+    yield Case("nn.lrn", [x], {"size": 3, "alpha": 0.1})
+    yield Case("nn.lrn", [rand((2, 5, 7), "float32", 5)], {"size": 4, "axis": -1, "bias": 1.5})
+    for method in ("nearest_neighbor", "linear", "cubic"):
+        yield Case("image.resize2d", [x], {"size": (9, 4), "method": method})
+    yield Case("image.resize2d", [x], {"size": (3, 11), "method": "nearest_neighbor",
+                                       "coordinate_transformation_mode": "asymmetric",
+                                       "rounding_method": "round_prefer_ceil"}, note="asym")
+    yield Case("image.resize2d", [x], {"size": (7, 4), "method": "cubic", "cubic_exclude": 1,
+                                       "coordinate_transformation_mode": "align_corners"},
+               note="exclude")
+    yield Case("image.resize2d", [x], {"size": (4, 4), "method": "linear",
+                                       "coordinate_transformation_mode": "tf_crop_and_resize",
+                                       "roi": (0.2, -0.1, 0.9, 1.2), "extrapolation_value": 3.0},
+               note="crop")
+    for method in ("linear", "cubic"):
+        yield Case("image.resize2d", [rand((1, 2, 9, 8), "float32", 9)],
+                   {"size": (3, 5), "method": method, "antialias": True, "cubic_exclude": 1},
+                   note="antialias")
+    yield Case("image.resize2d", [rand((1, 2, 3, 3), "int32", 1)],
+               {"size": (6, 5), "method": "nearest_neighbor"})
+    yield Case("image.resize1d", [x1], {"size": (7,), "scales": (0.7,),
+                                        "coordinate_transformation_mode": "pytorch_half_pixel"})
+    yield Case("image.resize3d", [x3], {"size": (3, 8, 5), "method": "linear"})
+    yield Case("nn.upsampling", [x], {"scale_h": 2, "scale_w": 3})
+    yield Case("nn.upsampling", [x], {"scale_h": 2, "scale_w": 2, "method": "linear",
+                                      "align_corners": True})
+    x8 = rand((2, 8, 3, 4), "float32", 7)
+    for mode in ("DCR", "CRD"):
+        yield Case("nn.depth_to_space", [x8], {"block_size": 2, "mode": mode})
+        yield Case("nn.space_to_depth", [rand((2, 3, 4, 6), "float32", 8)],
+                   {"block_size": 2, "mode": mode})
+    yield Case("nn.depth_to_space", [np.moveaxis(x8, 1, 3).copy()],
+               {"block_size": 2, "layout": "NHWC"})
+
+
 CASES = [*_binary_cases(), *_unary_cases(), *_reduce_cases(), *_transform_cases(),
-         *_nn_cases(), *_pool_conv_cases()]
+         *_nn_cases(), *_pool_conv_cases(), *_algorithm_cases(), *_spatial_cases()]
 
 
 def _reference(case: Case):

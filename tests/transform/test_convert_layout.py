@@ -209,7 +209,7 @@ def @main(%x: Tensor[(1, 5, 5, 4), float32], %w: Tensor[(3, 3, 4, 8), float32]) 
 
 
 @pytest.mark.parametrize("desired, fragment", [
-    ({"nn.conv3d": ["NDHWC"]}, "unknown operator"),
+    ({"nn.conv4d": ["NDHWC"]}, "unknown operator"),
     ({"nn.relu": ["NHWC"]}, "cannot choose the layout of nn.relu"),
     ({"nn.conv2d": ["NCHW8c"]}, "plain layout"),
     ({"nn.conv2d": []}, "list of layout strings"),

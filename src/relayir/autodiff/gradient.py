@@ -19,7 +19,7 @@ from ..ir.types import TensorType, TupleType, is_float
 from ..op.transform import ones_like, zeros
 from ..transform.to_a_normal_form import to_a_normal_form_expr
 from ..typing.infer import infer_expr
-from .grads import GRADIENT, NON_DIFFERENTIABLE
+from .grads import GRADIENT, NON_DIFFERENTIABLE, no_rule_message
 
 
 class _Builder:
@@ -124,7 +124,7 @@ def _backprop_call(call: Call, out: Var, adj, adjoints: _Adjoints) -> None:
     if op.name in NON_DIFFERENTIABLE:
         return  # zero gradient for every input
     if op.name not in GRADIENT:
-        raise Error(f"no gradient is registered for operator {op.name}")
+        raise Error(no_rule_message(op.name))
     ty = out.checked_type
     if isinstance(ty, TupleType):
         grad = [_materialise(a, t, adjoints.b)

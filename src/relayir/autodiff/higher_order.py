@@ -57,7 +57,7 @@ from ..op.transform import ones_like, zeros_like
 from ..transform.to_a_normal_form import to_a_normal_form_expr
 from ..typing.infer import infer_expr
 from .gradient import _as_adj, _zero_of
-from .grads import GRADIENT, NON_DIFFERENTIABLE
+from .grads import GRADIENT, NON_DIFFERENTIABLE, no_rule_message
 
 BP_TYPE = RefType(FuncType((), unit_type()))
 
@@ -309,8 +309,7 @@ class _ReverseAD(ExprFunctor):
                if not isinstance(a, Constant) and _differentiable(a.checked_type)]
         if wrt and op.name not in NON_DIFFERENTIABLE:
             if op.name not in GRADIENT:
-                raise Error(f"no gradient is registered for operator {op.name} "
-                            f"(in {short_text(call)})")
+                raise Error(f"{no_rule_message(op.name)} (in {short_text(call)})")
             self.push_backward(call, fwd, out, result, wrt)
         return result
 

@@ -1,6 +1,17 @@
 """Operators. Importing this package registers every op family."""
 
-from . import layout, nn, reduce, tensor, transform  # noqa: F401  (registration side effects)
+from . import (  # noqa: F401,I001  (registration side effects; dynamic last, below)
+    algorithm,
+    bitwise,
+    image,
+    layout,
+    nn,
+    reduce,
+    scatter,
+    tensor,
+    transform,
+)
+from . import dynamic  # noqa: F401  (after the static ops its dyn.* ops stand for)
 from .registry import (
     Attrs,
     OpPattern,
@@ -13,4 +24,5 @@ from .registry import (
 )
 
 __all__ = ["Attrs", "OpPattern", "OpTable", "call", "get_op", "has_op", "list_ops",
-           "register_op", "layout", "nn", "reduce", "tensor", "transform"]
+           "register_op", "algorithm", "bitwise", "dynamic", "image", "layout", "nn", "reduce",
+           "scatter", "tensor", "transform"]

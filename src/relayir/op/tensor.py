@@ -211,7 +211,8 @@ register_op("isfinite", rel=_float_bool_rel, ref=_unary(np.isfinite),
 # ---------------------------------------------------------------- Relay-style constructors
 
 
-def _make_binary(name):
+def binary_constructor(name):
+    """Relay's Python constructor ``name(lhs, rhs)`` for a registered binary op."""
     def f(lhs, rhs):
         return call(name, [lhs, rhs])
 
@@ -229,7 +230,7 @@ def _make_unary(name):
     return f
 
 
-_EXPORTS = {n: _make_binary(n) for n in (*_BINARY, *_COMPARE, *_LOGICAL)}
+_EXPORTS = {n: binary_constructor(n) for n in (*_BINARY, *_COMPARE, *_LOGICAL)}
 _EXPORTS.update({n: _make_unary(n) for n in (*_FLOAT_UNARY, *_ANY_UNARY, "logical_not",
                                              "isnan", "isinf", "isfinite")})
 globals().update(_EXPORTS)

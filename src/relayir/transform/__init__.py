@@ -11,6 +11,7 @@ from .bind import bind, bind_params
 from .canonicalize_ops import CanonicalizeOps
 from .convert_layout import ConvertLayout
 from .dead_code import DeadCodeElimination
+from .dynamic_to_static import DynamicToStatic
 from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fold_constant import FoldConstant
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
@@ -40,7 +41,7 @@ from .type_check import InferType
 
 __all__ = [
     "BackwardFoldScaleAxis", "CanonicalizeOps", "ConvertLayout", "DeadCodeElimination",
-    "DefuseOps", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis",
+    "DefuseOps", "DynamicToStatic", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis",
     "ForwardFoldScaleAxis", "FunctionPass", "FuseOps", "InferType", "Inline", "LambdaLift",
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassTimingInstrument", "PrintIRAfter",
     "RemoveUnusedFunctions", "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",

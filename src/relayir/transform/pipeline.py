@@ -10,6 +10,9 @@ level  pass                      why
                                  for inference: kernels exist for arithmetic, and the
                                  arithmetic can fuse and fold
 0      SimplifyExpr              algebraic identities, reshape/transpose pairs, no-op casts
+0      DynamicToStatic           dyn.* ops whose shape inputs are constants (imported
+                                 ONNX shape computations) become static ops: they get
+                                 kernels, fuse, and give static types downstream
 2      FoldConstant              evaluate constant subgraphs once at compile time
                                  (weights * batch-norm scales, shape computations)
 3      FoldScaleAxis             fold per-channel scales into conv/dense weights, so the
@@ -32,6 +35,7 @@ from __future__ import annotations
 from ..ir.module import IRModule
 from .canonicalize_ops import CanonicalizeOps
 from .dead_code import DeadCodeElimination
+from .dynamic_to_static import DynamicToStatic
 from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .fold_constant import FoldConstant
 from .fold_scale_axis import FoldScaleAxis
@@ -46,6 +50,7 @@ def optimize_passes(fuse: bool = True) -> Sequential:
     passes = [
         SimplifyInference(),
         SimplifyExpr(),
+        DynamicToStatic(),
         FoldConstant(),
         FoldScaleAxis(),
         FoldConstant(),

@@ -14,7 +14,7 @@ from ...op.registry import OpTable, list_ops
 
 GRADIENT = OpTable("gradient")
 
-NON_DIFFERENTIABLE = frozenset({
+_CORE_NON_DIFFERENTIABLE = frozenset({
     # comparisons and logic: boolean outputs
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite",
@@ -27,17 +27,36 @@ NON_DIFFERENTIABLE = frozenset({
     "zeros", "ones", "zeros_like", "ones_like",
 })
 
-from . import nn, reduce, tensor, transform  # noqa: E402,F401  (fill the table)
+from . import algorithm, image, nn, reduce, tensor, transform  # noqa: E402,F401  (fill the table)
+from .dynamic import NEEDS_STATIC_SHAPES, NON_DIFFERENTIABLE_DYNAMIC  # noqa: E402
+
+# a family module may declare its own non-differentiable ops (``NON_DIFFERENTIABLE``)
+NON_DIFFERENTIABLE = _CORE_NON_DIFFERENTIABLE.union(
+    NON_DIFFERENTIABLE_DYNAMIC,
+    *(getattr(m, "NON_DIFFERENTIABLE", ())
+      for m in (algorithm, image, nn, reduce, tensor, transform)))
 
 
 def gradient_status() -> dict[str, str]:
-    """Every registered op → ``"covered"``, ``"non-differentiable"`` or ``"missing"``."""
+    """Every registered op → ``"covered"``, ``"non-differentiable"``, ``"needs static
+    shapes"`` or ``"missing"``."""
     out = {}
     for name in list_ops():
         if name in GRADIENT:
             out[name] = "covered"
         elif name in NON_DIFFERENTIABLE:
             out[name] = "non-differentiable"
+        elif name in NEEDS_STATIC_SHAPES:
+            out[name] = "needs static shapes"
         else:
             out[name] = "missing"
     return out
+
+
+def no_rule_message(op_name: str) -> str:
+    """Why ``op_name`` cannot be differentiated (it has no rule in ``GRADIENT``)."""
+    if op_name in NEEDS_STATIC_SHAPES:
+        return (f"the gradient of {op_name} needs static shapes (its result's extents are "
+                f"known only at run time): run transform.DynamicToStatic with its shape "
+                f"inputs bound as constants before gradient")
+    return f"no gradient is registered for operator {op_name}"

@@ -9,6 +9,8 @@ with dilate + pad. So gradients run on every backend that runs the forward ops.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ...errors import Error
@@ -17,7 +19,7 @@ from ...op import nn as _nn
 from ...op import reduce as _r
 from ...op import tensor as _e
 from ...op import transform as _t
-from ...op.nn.pool import pool_geometry, tap_counts
+from ...op.nn.pool import avg_pool_counts, pool_geometry
 from . import GRADIENT
 from ._util import along, dilate, dtype_of, pad_crop, scalar, shape_of
 
@@ -124,151 +126,160 @@ def _pad(call, out, g):
 
 # ---------------------------------------------------------------- convolution
 
+_CONV = {1: _nn.conv1d, 2: _nn.conv2d, 3: _nn.conv3d}
 
-def _conv_check(attrs, kernel="OIHW", data="NCHW"):
+
+def _conv_check(attrs, kernel_letters="OI"):
+    sp = attrs._spatial
+    data, kernel = "NC" + sp, kernel_letters + sp
     if attrs.data_layout != data or (attrs.kernel_layout or kernel) != kernel or (
             attrs.out_layout or data) != data:
         raise Error(f"gradient of convolution: only {data}/{kernel} layouts are supported, "
                     f"found {attrs.data_layout}/{attrs.kernel_layout}")
 
 
-def conv2d_grads(x, w, g, xs, ws, gs, strides, padding, dilation, groups, dtype):
-    """(dx, dw) of ``conv2d(x, w)`` (NCHW/OIHW) for output gradient ``g``."""
-    n, c, h, wd = xs
-    o, ig, kh, kw = ws
-    oh, ow = gs[2:]
-    og = o // groups
-    pads_b = padding[:2]
-    sizes, ks, outs = (h, wd), (kh, kw), (oh, ow)
-    # input gradient: dilate g by the stride, pad, correlate with flipped weights
+def _spatial_axes(nd: int) -> tuple:
+    return tuple(range(2, 2 + nd))
+
+
+def conv_input_grad(w, g, xs, ws, gs, strides, padding, dilation, groups, dtype):
+    """The input gradient of the N-d ``conv(x, w)`` (``NC...``/``OI...``) for output
+    gradient ``g``: dilate ``g`` by the stride, pad, correlate with flipped weights."""
+    c, sizes = xs[1], xs[2:]
+    o, ig, *ks = ws
+    outs, nd, og = gs[2:], len(sizes), o // groups
     gd, cur = g, list(gs)
-    for i in range(2):
+    for i in range(nd):
         gd = dilate(gd, tuple(cur), 2 + i, strides[i], dtype)
         cur[2 + i] = (outs[i] - 1) * strides[i] + 1
     pads = [(0, 0), (0, 0)]
-    for i in range(2):
+    for i in range(nd):
         kd = dilation[i] * (ks[i] - 1) + 1
-        pads.append((kd - 1 - pads_b[i], sizes[i] + pads_b[i] - 1 - (outs[i] - 1) * strides[i]))
+        pads.append((kd - 1 - padding[i],
+                     sizes[i] + padding[i] - 1 - (outs[i] - 1) * strides[i]))
     gd = pad_crop(gd, tuple(cur), pads, 0.0, dtype)
-    wt = _t.reshape(w, (groups, og, ig, kh, kw))
-    wt = _t.reshape(_t.transpose(wt, (0, 2, 1, 3, 4)), (groups * ig, og, kh, kw))
-    wt = _t.reverse(_t.reverse(wt, 2), 3)
-    dx = _nn.conv2d(gd, wt, dilation=dilation, groups=groups, channels=c, kernel_size=(kh, kw))
-    # weight gradient: correlate the padded input with g (batch <-> channels)
+    wt = _t.reshape(w, (groups, og, ig, *ks))
+    wt = _t.reshape(_t.transpose(wt, (0, 2, 1, *range(3, 3 + nd))), (groups * ig, og, *ks))
+    for axis in _spatial_axes(nd):
+        wt = _t.reverse(wt, axis)
+    return _CONV[nd](gd, wt, dilation=dilation, groups=groups, channels=c, kernel_size=ks)
+
+
+def conv_weight_grad(x, g, xs, ws, gs, strides, padding, dilation, groups, dtype):
+    """The weight gradient of the N-d ``conv(x, w)``: the padded input correlated with
+    ``g`` (batch and channels swapped, stride and dilation exchanged)."""
+    sizes, outs, nd = xs[2:], gs[2:], len(xs) - 2
+    o, ig, *ks = ws
+    og = o // groups
     pads = [(0, 0), (0, 0)]
-    for i in range(2):
+    for i in range(nd):
         kd = dilation[i] * (ks[i] - 1) + 1
-        pads.append((pads_b[i], (outs[i] - 1) * strides[i] + kd - sizes[i] - pads_b[i]))
+        pads.append((padding[i], (outs[i] - 1) * strides[i] + kd - sizes[i] - padding[i]))
     xp = pad_crop(x, xs, pads, 0.0, dtype)
-    r = _nn.conv2d(_t.transpose(xp, (1, 0, 2, 3)), _t.transpose(g, (1, 0, 2, 3)),
-                   strides=dilation, dilation=strides, kernel_size=(oh, ow))  # (c, o, kh, kw)
+    swap = (1, 0, *_spatial_axes(nd))
+    r = _CONV[nd](_t.transpose(xp, swap), _t.transpose(g, swap), strides=dilation,
+                  dilation=strides, kernel_size=outs)  # (c, o, k...)
     if groups == 1:
-        dw = _t.transpose(r, (1, 0, 2, 3))
-    else:
-        r = _t.reshape(r, (groups, ig, groups, og, kh, kw))
-        eye = np.eye(groups, dtype=dtype).reshape(groups, 1, groups, 1, 1, 1)
-        r = _r.sum(r * const(eye), axis=[2])
-        dw = _t.reshape(_t.transpose(r, (0, 2, 1, 3, 4)), ws)
-    return dx, dw
+        return _t.transpose(r, swap)
+    r = _t.reshape(r, (groups, ig, groups, og, *ks))
+    eye = np.eye(groups, dtype=dtype).reshape(groups, 1, groups, 1, *[1] * nd)
+    r = _r.sum(r * const(eye), axis=[2])
+    return _t.reshape(_t.transpose(r, (0, 2, 1, *range(3, 3 + nd))), ws)
 
 
-@GRADIENT.register("nn.conv2d")
-def _conv2d(call, out, g):
+@GRADIENT.register("nn.conv1d", "nn.conv2d", "nn.conv3d")
+def _conv(call, out, g):
     x, w = call.args
     a = call.attrs
     _conv_check(a)
-    return list(conv2d_grads(x, w, g, shape_of(x), shape_of(w), shape_of(call), a.strides,
-                             a.padding, a.dilation, a.groups, dtype_of(x)))
+    xs, ws, gs, dtype = shape_of(x), shape_of(w), shape_of(call), dtype_of(x)
+    geometry = (a.strides, a.padding, a.dilation, a.groups, dtype)
+    return [conv_input_grad(w, g, xs, ws, gs, *geometry),
+            conv_weight_grad(x, g, xs, ws, gs, *geometry)]
 
 
-@GRADIENT.register("nn.conv1d")
-def _conv1d(call, out, g):
+@GRADIENT.register("nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")
+def _conv_transpose(call, out, g):
+    """``conv_transpose(x, w)`` is the input gradient of ``conv(., w)`` (``w`` read as
+    ``OI...``), so its input gradient is that conv of ``g`` and its weight gradient that
+    conv's weight gradient with ``g`` as input and ``x`` as output gradient."""
     x, w = call.args
     a = call.attrs
-    _conv_check(a, "OIW", "NCW")
-    xs, ws, gs = shape_of(x), shape_of(w), shape_of(call)
-    dx, dw = conv2d_grads(
-        _t.expand_dims(x, 2), _t.expand_dims(w, 2), _t.expand_dims(g, 2),
-        (xs[0], xs[1], 1, xs[2]), (ws[0], ws[1], 1, ws[2]), (gs[0], gs[1], 1, gs[2]),
-        (1, a.strides[0]), (0, a.padding[0], 0, a.padding[1]), (1, a.dilation[0]), a.groups,
-        dtype_of(x))
-    return [_t.reshape(dx, xs), _t.reshape(dw, ws)]
+    _conv_check(a, "IO")
+    xs, ws, gs, dtype = shape_of(x), shape_of(w), shape_of(call), dtype_of(x)
+    nd = len(xs) - 2
+    dx = _CONV[nd](g, w, strides=a.strides, padding=a.padding, dilation=a.dilation,
+                   groups=a.groups, channels=xs[1], kernel_size=ws[2:])
+    dw = conv_weight_grad(g, x, gs, ws, xs, a.strides, a.padding, a.dilation, a.groups, dtype)
+    return [dx, dw]
 
 
 # ---------------------------------------------------------------- pooling
 
 
-def _pool_scatter(taps, xs, attrs, out_hw, dtype):
-    """Sum of the window taps ``taps[(a, b)]`` (each output-shaped) placed at their
+def _pool_scatter(taps, xs, attrs, outs, dtype):
+    """Sum of the window taps ``taps[offset]`` (each output-shaped) placed at their
     input positions, cropped to the input."""
-    n, c, h, w = xs
-    (t, lf, _, _), _ = pool_geometry(np.empty(xs, dtype="float32"), attrs)
+    n, c, *sizes = xs
+    nd = len(sizes)
+    pads, _ = pool_geometry(np.empty((1, 1, *sizes), dtype="float32"), attrs)
     need = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in
-            zip(out_hw, attrs.strides, attrs.pool_size, attrs.dilation)]
+            zip(outs, attrs.strides, attrs.pool_size, attrs.dilation)]
     acc = None
-    for (a, b), tap in taps.items():
-        cur = [n, c, *out_hw]
-        for i in range(2):
+    for offset, tap in taps.items():
+        cur = [n, c, *outs]
+        for i in range(nd):
             tap = dilate(tap, tuple(cur), 2 + i, attrs.strides[i], dtype)
-            cur[2 + i] = (out_hw[i] - 1) * attrs.strides[i] + 1
-        off = (a * attrs.dilation[0], b * attrs.dilation[1])
-        pads = [(0, 0), (0, 0)] + [(off[i], need[i] - off[i] - cur[2 + i]) for i in range(2)]
-        placed = pad_crop(tap, tuple(cur), pads, 0.0, dtype)
+            cur[2 + i] = (outs[i] - 1) * attrs.strides[i] + 1
+        off = [r * d for r, d in zip(offset, attrs.dilation)]
+        placed = pad_crop(tap, tuple(cur), [(0, 0), (0, 0)] + [
+            (off[i], need[i] - off[i] - cur[2 + i]) for i in range(nd)], 0.0, dtype)
         acc = placed if acc is None else acc + placed
-    crop = [(0, 0), (0, 0), (-t, h - (need[0] - t)), (-lf, w - (need[1] - lf))]
+    crop = [(0, 0), (0, 0)] + [(-pads[i], sizes[i] - (need[i] - pads[i])) for i in range(nd)]
     return pad_crop(acc, (n, c, *need), crop, 0.0, dtype)
 
 
 def _pool_check(attrs):
-    if attrs.layout != "NCHW" or (attrs.out_layout or "NCHW") != "NCHW":
-        raise Error(f"gradient of pooling: only NCHW is supported, found {attrs.layout}")
+    want = "NC" + getattr(attrs, "_spatial", "HW")
+    if attrs.layout != want or (attrs.out_layout or want) != want:
+        raise Error(f"gradient of pooling: only {want} is supported, found {attrs.layout}")
 
 
-@GRADIENT.register("nn.max_pool2d")
-def _max_pool2d(call, out, g):
+@GRADIENT.register("nn.max_pool1d", "nn.max_pool2d", "nn.max_pool3d")
+def _max_pool(call, out, g):
     x = call.args[0]
     a = call.attrs
     _pool_check(a)
     xs, dtype = shape_of(x), dtype_of(x)
-    out_hw = shape_of(call)[2:]
-    (t, lf, _, _), _ = pool_geometry(np.empty(xs, dtype="float32"), a)
+    outs, nd = shape_of(call)[2:], len(xs) - 2
+    pads, _ = pool_geometry(np.empty((1, 1, *xs[2:]), dtype="float32"), a)
     need = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in
-            zip(out_hw, a.strides, a.pool_size, a.dilation)]
-    xp = pad_crop(x, xs, [(0, 0), (0, 0), (t, need[0] - xs[2] - t), (lf, need[1] - xs[3] - lf)],
-                  float("-inf"), dtype)
+            zip(outs, a.strides, a.pool_size, a.dilation)]
+    xp = pad_crop(x, xs, [(0, 0), (0, 0)] + [(pads[i], need[i] - xs[2 + i] - pads[i])
+                                             for i in range(nd)], float("-inf"), dtype)
     taps, taken = {}, None
-    for i in range(a.pool_size[0]):
-        for j in range(a.pool_size[1]):
-            bh, bw = i * a.dilation[0], j * a.dilation[1]
-            window = _t.strided_slice(
-                xp, [0, 0, bh, bw],
-                [xs[0], xs[1], bh + (out_hw[0] - 1) * a.strides[0] + 1,
-                 bw + (out_hw[1] - 1) * a.strides[1] + 1], [1, 1, *a.strides])
-            hit = _e.equal(window, out)
-            sel = hit if taken is None else _e.logical_and(hit, _e.logical_not(taken))
-            taken = hit if taken is None else _e.logical_or(taken, hit)
-            taps[(i, j)] = _t.where(sel, g, scalar(0.0, x))  # the first maximum wins
-    return [_pool_scatter(taps, xs, a, out_hw, dtype)]
+    for offset in itertools.product(*(range(k) for k in a.pool_size)):
+        begin = [r * d for r, d in zip(offset, a.dilation)]
+        window = _t.strided_slice(
+            xp, [0, 0, *begin],
+            [xs[0], xs[1], *(b + (o - 1) * s + 1 for b, o, s in zip(begin, outs, a.strides))],
+            [1, 1, *a.strides])
+        hit = _e.equal(window, out)
+        sel = hit if taken is None else _e.logical_and(hit, _e.logical_not(taken))
+        taken = hit if taken is None else _e.logical_or(taken, hit)
+        taps[offset] = _t.where(sel, g, scalar(0.0, x))  # the first maximum wins
+    return [_pool_scatter(taps, xs, a, outs, dtype)]
 
 
-@GRADIENT.register("nn.avg_pool2d")
-def _avg_pool2d(call, out, g):
+@GRADIENT.register("nn.avg_pool1d", "nn.avg_pool2d", "nn.avg_pool3d")
+def _avg_pool(call, out, g):
     x = call.args[0]
     a = call.attrs
     _pool_check(a)
     xs, dtype = shape_of(x), dtype_of(x)
-    oh, ow = shape_of(call)[2:]
-    pads, _ = pool_geometry(np.empty(xs, dtype="float32"), a)
-    b, r = a.padding[2:]
-    counts = [
-        tap_counts(xs[2 + j], pads[j], user_after, pads[j + 2] - user_after, o,
-                    a.pool_size[j], a.strides[j], a.dilation[j], a.count_include_pad)
-        for j, (user_after, o) in enumerate(((b, oh), (r, ow)))
-    ]
-    count = np.maximum(np.outer(*counts), 1).astype(dtype)
-    gs = g / const(count)
-    taps = {(i, j): gs for i in range(a.pool_size[0]) for j in range(a.pool_size[1])}
-    return [_pool_scatter(taps, xs, a, (oh, ow), dtype)]
+    gs = g / const(avg_pool_counts(xs[2:], a).astype(dtype))
+    taps = {offset: gs for offset in itertools.product(*(range(k) for k in a.pool_size))}
+    return [_pool_scatter(taps, xs, a, shape_of(call)[2:], dtype)]
 
 
 @GRADIENT.register("nn.global_avg_pool2d")
@@ -386,3 +397,37 @@ def _batch_norm(call, out, g):
     return [dx, dgamma, dbeta, dmean, dvar]
 
 
+
+
+# ---------------------------------------------------------------- local response norm
+
+
+def _window_sum(e, shape: tuple, axis: int, before: int, after: int, dtype: str):
+    """``out[i] = sum(e[i - before : i + after + 1])`` along ``axis`` (zeros outside)."""
+    pads = [(0, 0)] * len(shape)
+    pads[axis] = (before, after)
+    padded = pad_crop(e, shape, pads, 0.0, dtype)
+    total = None
+    for k in range(before + after + 1):
+        begin = [0] * len(shape)
+        end = list(shape)
+        begin[axis], end[axis] = k, k + shape[axis]
+        part = _t.strided_slice(padded, begin, end)
+        total = part if total is None else total + part
+    return total
+
+
+@GRADIENT.register("nn.lrn")
+def _lrn(call, out, g):
+    """``y = x * d ** -beta`` with ``d = bias + alpha / size * W(x * x)``, ``W`` the
+    window sum; ``W``'s adjoint is the window sum with before and after swapped."""
+    x = call.args[0]
+    a = call.attrs
+    xs, dtype = shape_of(x), dtype_of(x)
+    axis = a.axis % len(xs)
+    before, after = a.window
+    k = a.alpha / a.size
+    d = scalar(a.bias, x) + scalar(k, x) * _window_sum(x * x, xs, axis, before, after, dtype)
+    scale = _e.power(d, scalar(-a.beta, x))
+    inner = _window_sum(g * x * scale / d, xs, axis, after, before, dtype)
+    return [g * scale - scalar(2.0 * a.beta * k, x) * x * inner]

@@ -18,17 +18,43 @@ Semantic choices where Relay leaves room (all references run in inference mode):
 - Ops whose maths needs fractions (leaky_relu, prelu, softmax, norms) require floats.
 """
 
-from . import activation, conv, layers, linear, norm, pool  # noqa: F401  (registration)
+from . import (  # noqa: F401  (registration)
+    activation,
+    conv,
+    conv_transpose,
+    depth_space,
+    layers,
+    linear,
+    norm,
+    pool,
+    response_norm,
+)
 from .activation import bias_add, leaky_relu, log_softmax, prelu, relu, softmax
-from .conv import conv1d, conv2d
+from .conv import conv1d, conv2d, conv3d
+from .conv_transpose import conv1d_transpose, conv2d_transpose, conv3d_transpose
+from .depth_space import depth_to_space, space_to_depth, upsampling
 from .layers import batch_flatten, dropout, dropout_raw, pad
 from .linear import batch_matmul, dense, matmul
 from .norm import batch_norm, group_norm, instance_norm, layer_norm
-from .pool import adaptive_avg_pool2d, avg_pool2d, global_avg_pool2d, global_max_pool2d, max_pool2d
+from .pool import (
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    global_avg_pool2d,
+    global_max_pool2d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+)
+from .response_norm import lrn
 
 __all__ = [
-    "adaptive_avg_pool2d", "avg_pool2d", "batch_flatten", "batch_matmul", "batch_norm",
-    "bias_add", "conv1d", "conv2d", "dense", "dropout", "dropout_raw", "global_avg_pool2d",
-    "global_max_pool2d", "group_norm", "instance_norm", "layer_norm", "leaky_relu",
-    "log_softmax", "matmul", "max_pool2d", "pad", "prelu", "relu", "softmax",
+    "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_flatten",
+    "batch_matmul", "batch_norm", "bias_add", "conv1d", "conv1d_transpose", "conv2d",
+    "conv2d_transpose", "conv3d", "conv3d_transpose", "dense", "depth_to_space", "dropout",
+    "dropout_raw",
+    "global_avg_pool2d", "global_max_pool2d", "group_norm", "instance_norm",
+    "layer_norm", "leaky_relu", "log_softmax", "lrn", "matmul", "max_pool1d",
+    "max_pool2d", "max_pool3d", "pad", "prelu", "relu", "softmax", "space_to_depth", "upsampling",
 ]

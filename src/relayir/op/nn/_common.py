@@ -142,17 +142,21 @@ def _window_out(d, k, stride, dilation, before, after, ceil_mode=False):
 # ---------------------------------------------------------------- window helpers (refs)
 
 
-def _windows(x: np.ndarray, out_hw, kernel, strides, dilation) -> np.ndarray:
-    """A read-only ``(N, C, OH, OW, KH, KW)`` view of ``x`` (NCHW, already padded)."""
-    sn, sc, sh, sw = x.strides
-    shape = (x.shape[0], x.shape[1], *out_hw, *kernel)
-    st = (sn, sc, sh * strides[0], sw * strides[1], sh * dilation[0], sw * dilation[1])
+def _windows(x: np.ndarray, out_sp, kernel, strides, dilation) -> np.ndarray:
+    """A read-only ``(N, C, *out_sp, *kernel)`` view of ``x`` (``NC`` + spatial axes,
+    already padded): one window per output position, any number of spatial axes."""
+    sn, sc, *ss = x.strides
+    shape = (x.shape[0], x.shape[1], *out_sp, *kernel)
+    st = (sn, sc, *(s * k for s, k in zip(ss, strides)), *(s * d for s, d in zip(ss, dilation)))
     return as_strided(x, shape, st, writeable=False)
 
 
-def _pad_hw(x: np.ndarray, pads, value=0) -> np.ndarray:
-    top, left, bottom, right = pads
-    return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
+def _pad_spatial(x: np.ndarray, pads, value=0) -> np.ndarray:
+    """Pad the spatial axes of an ``NC...`` array by ``(before..., after...)``."""
+    n = len(pads) // 2
+    widths = [(0, 0), (0, 0), *zip(pads[:n], pads[n:])]
+    return np.pad(x, widths, constant_values=value)
+
 
 def _along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
     """Reshape a 1-D per-channel array to broadcast along ``axis`` of a rank-``ndim`` array."""

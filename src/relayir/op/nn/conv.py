@@ -1,4 +1,5 @@
-"""Convolutions: ``nn.conv1d``, ``nn.conv2d`` (any layout permutation, groups, dilation)."""
+"""Convolutions: ``nn.conv1d``, ``nn.conv2d``, ``nn.conv3d`` (any layout permutation,
+groups, dilation)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from ._common import (
     _layout_shape,
     _layouts,
     _out_dtype,
-    _pad_hw,
+    _pad_spatial,
     _padding,
     _positive,
     _static,
@@ -80,6 +81,16 @@ class Conv1DAttrs(Conv2DAttrs):
     _spatial = "W"
 
 
+@dataclasses.dataclass(frozen=True)
+class Conv3DAttrs(Conv2DAttrs):
+    strides: tuple = (1, 1, 1)
+    padding: tuple = (0, 0, 0, 0, 0, 0)
+    dilation: tuple = (1, 1, 1)
+    data_layout: str = "NCDHW"
+
+    _spatial = "DHW"
+
+
 def _conv_rel(types, attrs):
     sp = attrs._spatial
     data, weight = tensors(types, ("data", "weight"))
@@ -118,19 +129,22 @@ def _conv_rel(types, attrs):
     return TensorType(_layout_shape(out, attrs.out_layout or dl), dtype)
 
 
-def _conv2d_nchw(x, w, strides, pads, dilation, groups):
-    """Grouped conv by im2col: one (batched) GEMM, no Python loop over pixels."""
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
-    g, og = groups, o // groups
-    oh = (h + pads[0] + pads[2] - (kh - 1) * dilation[0] - 1) // strides[0] + 1
-    ow = (wd + pads[1] + pads[3] - (kw - 1) * dilation[1] - 1) // strides[1] + 1
-    win = _windows(_pad_hw(x, pads), (oh, ow), (kh, kw), strides, dilation)
-    cols = win.reshape(n, g, cg, oh, ow, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
-    cols = cols.reshape(g, n * oh * ow, cg * kh * kw)
-    wm = w.reshape(g, og, cg * kh * kw).transpose(0, 2, 1)
-    out = np.matmul(cols, wm)  # (g, n*oh*ow, og)
-    return out.reshape(g, n, oh, ow, og).transpose(1, 0, 4, 2, 3).reshape(n, o, oh, ow)
+def conv_nc(x, w, strides, pads, dilation, groups):
+    """Grouped N-d conv (``NC...`` data, ``OI...`` weight) by im2col: one batched GEMM,
+    no Python loop over pixels."""
+    n, c, *size = x.shape
+    o, cg, *ks = w.shape
+    nd, g, og = len(size), groups, o // groups
+    out = [(d + pads[j] + pads[j + nd] - (k - 1) * dilation[j] - 1) // strides[j] + 1
+           for j, (d, k) in enumerate(zip(size, ks))]
+    win = _windows(_pad_spatial(x, pads), out, ks, strides, dilation)
+    sp_out, sp_k = range(3, 3 + nd), range(3 + nd, 3 + 2 * nd)
+    cols = win.reshape(n, g, cg, *out, *ks).transpose(1, 0, *sp_out, 2, *sp_k)
+    cols = cols.reshape(g, n * int(np.prod(out)), cg * int(np.prod(ks)))
+    wm = w.reshape(g, og, -1).transpose(0, 2, 1)
+    y = np.matmul(cols, wm)  # (g, n*prod(out), og)
+    y = y.reshape(g, n, *out, og).transpose(1, 0, 2 + nd, *range(2, 2 + nd))
+    return y.reshape(n, o, *out)
 
 
 def _conv_ref(data, weight, attrs):
@@ -139,13 +153,7 @@ def _conv_ref(data, weight, attrs):
     acc = _acc_dtype(dtype, data.dtype.name)
     x = _to_canonical(data, attrs.data_layout, "NC" + sp).astype(acc)
     w = _to_canonical(weight, attrs.kernel_layout, "OI" + sp).astype(acc)
-    strides, dilation, pads = attrs.strides, attrs.dilation, attrs.padding
-    if len(sp) == 1:  # conv1d is conv2d over a height of 1
-        x, w = x[:, :, None, :], w[:, :, None, :]
-        strides, dilation, pads = (1, *strides), (1, *dilation), (0, pads[0], 0, pads[1])
-    out = _conv2d_nchw(x, w, strides, pads, dilation, attrs.groups)
-    if len(sp) == 1:
-        out = out[:, :, 0, :]
+    out = conv_nc(x, w, attrs.strides, attrs.padding, attrs.dilation, attrs.groups)
     return _from_canonical(out, "NC" + sp, attrs.out_layout or attrs.data_layout).astype(dtype)
 
 
@@ -153,6 +161,8 @@ register_op("nn.conv2d", rel=_conv_rel, ref=_conv_ref, pattern=OpPattern.OUT_ELE
             num_inputs=2, arg_names=("data", "weight"), attrs=Conv2DAttrs)
 register_op("nn.conv1d", rel=_conv_rel, ref=_conv_ref, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
             num_inputs=2, arg_names=("data", "weight"), attrs=Conv1DAttrs)
+register_op("nn.conv3d", rel=_conv_rel, ref=_conv_ref, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+            num_inputs=2, arg_names=("data", "weight"), attrs=Conv3DAttrs)
 
 
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
@@ -169,6 +179,16 @@ def conv1d(data, weight, strides=1, padding=0, dilation=1, groups=1, channels=No
            kernel_size=None, data_layout="NCW", kernel_layout="", out_layout="", out_dtype=""):
     """1-D convolution. ``kernel_layout=""`` picks ``WIO`` for NWC data, else ``OIW``."""
     return call("nn.conv1d", [data, weight], strides=strides, padding=padding,
+                dilation=dilation, groups=groups, channels=channels, kernel_size=kernel_size,
+                data_layout=data_layout, kernel_layout=kernel_layout, out_layout=out_layout,
+                out_dtype=out_dtype)
+
+
+def conv3d(data, weight, strides=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), groups=1,
+           channels=None, kernel_size=None, data_layout="NCDHW", kernel_layout="",
+           out_layout="", out_dtype=""):
+    """3-D convolution. ``kernel_layout=""`` picks ``DHWIO`` for NDHWC data, else ``OIDHW``."""
+    return call("nn.conv3d", [data, weight], strides=strides, padding=padding,
                 dilation=dilation, groups=groups, channels=channels, kernel_size=kernel_size,
                 data_layout=data_layout, kernel_layout=kernel_layout, out_layout=out_layout,
                 out_dtype=out_dtype)

@@ -1,8 +1,9 @@
-"""Pooling: max/avg windows, global and adaptive pools."""
+"""Pooling: max/avg windows over 1, 2 or 3 spatial axes, global and adaptive pools."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from ._common import (
     _ints,
     _layout_shape,
     _layouts,
-    _pad_hw,
+    _pad_spatial,
     _padding,
     _positive,
     _rank,
@@ -41,62 +42,106 @@ class MaxPool2DAttrs(Attrs):
     out_layout: str = ""
     ceil_mode: bool = False
 
+    _spatial = "HW"
+
     def __post_init__(self):
-        set_fields(self, pool_size=_ints(self.pool_size, 2, "pool_size", 1),
-                   strides=_ints(self.strides, 2, "strides", 1),
-                   dilation=_ints(self.dilation, 2, "dilation", 1),
-                   padding=_padding(self.padding, 2), ceil_mode=bool(self.ceil_mode))
-        _layouts(self, "NCHW", "layout")
+        n = len(self._spatial)
+        set_fields(self, pool_size=_ints(self.pool_size, n, "pool_size", 1),
+                   strides=_ints(self.strides, n, "strides", 1),
+                   dilation=_ints(self.dilation, n, "dilation", 1),
+                   padding=_padding(self.padding, n), ceil_mode=bool(self.ceil_mode))
+        if hasattr(self, "count_include_pad"):
+            set_fields(self, count_include_pad=bool(self.count_include_pad))
+        _layouts(self, "NC" + self._spatial, "layout")
 
 
 @dataclasses.dataclass(frozen=True)
 class AvgPool2DAttrs(MaxPool2DAttrs):
     count_include_pad: bool = False
 
-    def __post_init__(self):
-        super().__post_init__()
-        set_fields(self, count_include_pad=bool(self.count_include_pad))
+
+@dataclasses.dataclass(frozen=True)
+class MaxPool1DAttrs(MaxPool2DAttrs):
+    pool_size: tuple = (1,)
+    strides: tuple = (1,)
+    dilation: tuple = (1,)
+    padding: tuple = (0, 0)
+    layout: str = "NCW"
+
+    _spatial = "W"
 
 
-def pool_out_hw(h, w, attrs):
-    p = attrs.padding
+@dataclasses.dataclass(frozen=True)
+class AvgPool1DAttrs(MaxPool1DAttrs):
+    count_include_pad: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class MaxPool3DAttrs(MaxPool2DAttrs):
+    pool_size: tuple = (1, 1, 1)
+    strides: tuple = (1, 1, 1)
+    dilation: tuple = (1, 1, 1)
+    padding: tuple = (0, 0, 0, 0, 0, 0)
+    layout: str = "NCDHW"
+
+    _spatial = "DHW"
+
+
+@dataclasses.dataclass(frozen=True)
+class AvgPool3DAttrs(MaxPool3DAttrs):
+    count_include_pad: bool = False
+
+
+def pool_out_shape(sizes, attrs) -> tuple:
+    """Output extent per spatial axis (``Any()`` where the input's is not static)."""
+    p, n = attrs.padding, len(sizes)
     return tuple(
-        _window_out(d, attrs.pool_size[j], attrs.strides[j], attrs.dilation[j], p[j], p[j + 2],
-                    attrs.ceil_mode)
-        for j, d in enumerate((h, w))
+        _window_out(d, attrs.pool_size[j], attrs.strides[j], attrs.dilation[j], p[j],
+                    p[j + n], attrs.ceil_mode)
+        for j, d in enumerate(sizes)
     )
 
 
 def _pool_rel(types, attrs):
     data = tensor(types[0])
-    _rank(data, "data", (4,), attrs.layout)
+    _rank(data, "data", (len(attrs.layout),), attrs.layout)
     dims = dict(zip(attrs.layout, data.shape))
-    oh, ow = pool_out_hw(dims["H"], dims["W"], attrs)
-    if (isinstance(oh, int) and oh < 1) or (isinstance(ow, int) and ow < 1):
+    out = pool_out_shape([dims[a] for a in attrs._spatial], attrs)
+    if any(isinstance(d, int) and d < 1 for d in out):
         fail(f"pool_size {attrs.pool_size} (dilation {attrs.dilation}) is larger than the "
              f"padded input: data is {data}")
-    dims.update(H=oh, W=ow)
+    dims.update(zip(attrs._spatial, out))
     return TensorType(_layout_shape(dims, attrs.out_layout or attrs.layout), data.dtype)
 
 
 def pool_geometry(x, attrs):
-    """Padding with the ceil-mode overhang added after, and the output size."""
-    oh, ow = pool_out_hw(x.shape[2], x.shape[3], attrs)
-    t, lf, b, r = attrs.padding
-    need = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in
-            zip((oh, ow), attrs.strides, attrs.pool_size, attrs.dilation)]
-    b = max(b, need[0] - x.shape[2] - t)
-    r = max(r, need[1] - x.shape[3] - lf)
-    return (t, lf, b, r), (oh, ow)
+    """Padding (``NC...`` input ``x``) with the ceil-mode overhang added after, and the
+    output size per spatial axis."""
+    size = x.shape[2:]
+    n = len(size)
+    out = pool_out_shape(size, attrs)
+    before, after = list(attrs.padding[:n]), list(attrs.padding[n:])
+    for j, (o, s, k, d) in enumerate(zip(out, attrs.strides, attrs.pool_size, attrs.dilation)):
+        after[j] = max(after[j], (o - 1) * s + (k - 1) * d + 1 - size[j] - before[j])
+    return (*before, *after), out
 
 
-def _max_pool2d_ref(data, attrs):
-    x = _to_canonical(data, attrs.layout, "NCHW")
+def _canonical(data, attrs):
+    return _to_canonical(data, attrs.layout, "NC" + attrs._spatial)
+
+
+def _back(out, attrs):
+    return _from_canonical(out, "NC" + attrs._spatial, attrs.out_layout or attrs.layout)
+
+
+def _max_pool_ref(data, attrs):
+    x = _canonical(data, attrs)
     low = -np.inf if is_float(x.dtype.name) else np.iinfo(x.dtype).min
-    pads, out_hw = pool_geometry(x, attrs)
-    win = _windows(_pad_hw(x, pads, low), out_hw, attrs.pool_size, attrs.strides, attrs.dilation)
-    out = win.max(axis=(4, 5))
-    return _from_canonical(out, "NCHW", attrs.out_layout or attrs.layout).astype(data.dtype)
+    pads, out_sp = pool_geometry(x, attrs)
+    win = _windows(_pad_spatial(x, pads, low), out_sp, attrs.pool_size, attrs.strides,
+                   attrs.dilation)
+    out = win.max(axis=tuple(range(2 + len(out_sp), win.ndim)))
+    return _back(out, attrs).astype(data.dtype)
 
 
 def tap_counts(size, before, after, overhang, out, k, s, d, include_pad):
@@ -107,28 +152,38 @@ def tap_counts(size, before, after, overhang, out, k, s, d, include_pad):
     return mask[idx].sum(axis=1)
 
 
-def _avg_pool2d_ref(data, attrs):
-    dtype = data.dtype.name
-    x = _to_canonical(data, attrs.layout, "NCHW").astype(_acc_dtype(dtype))
-    pads, (oh, ow) = pool_geometry(x, attrs)
-    win = _windows(_pad_hw(x, pads), (oh, ow), attrs.pool_size, attrs.strides, attrs.dilation)
-    total = win.sum(axis=(4, 5))
-    b, r = attrs.padding[2:]
-    counts = [
-        tap_counts(x.shape[2 + j], pads[j], user_after, pads[j + 2] - user_after, o,
-                    attrs.pool_size[j], attrs.strides[j], attrs.dilation[j],
-                    attrs.count_include_pad)
-        for j, (user_after, o) in enumerate(((b, oh), (r, ow)))
+def avg_pool_counts(size, attrs) -> np.ndarray:
+    """The divisor of every output position of an average pool over spatial ``size``."""
+    n = len(size)
+    pads, out_sp = pool_geometry(np.empty((1, 1, *size)), attrs)
+    per_axis = [
+        tap_counts(size[j], pads[j], attrs.padding[j + n], pads[j + n] - attrs.padding[j + n],
+                   out_sp[j], attrs.pool_size[j], attrs.strides[j], attrs.dilation[j],
+                   attrs.count_include_pad)
+        for j in range(n)
     ]
-    count = np.maximum(np.outer(*counts), 1)
+    return np.maximum(functools.reduce(np.multiply.outer, per_axis), 1)
+
+
+def _avg_pool_ref(data, attrs):
+    dtype = data.dtype.name
+    x = _canonical(data, attrs).astype(_acc_dtype(dtype))
+    pads, out_sp = pool_geometry(x, attrs)
+    win = _windows(_pad_spatial(x, pads), out_sp, attrs.pool_size, attrs.strides,
+                   attrs.dilation)
+    total = win.sum(axis=tuple(range(2 + len(out_sp), win.ndim)))
+    count = avg_pool_counts(x.shape[2:], attrs)
     out = total / count if is_float(dtype) else total // count.astype("int64")
-    return _from_canonical(out, "NCHW", attrs.out_layout or attrs.layout).astype(dtype)
+    return _back(out, attrs).astype(dtype)
 
 
-register_op("nn.max_pool2d", rel=_pool_rel, ref=_max_pool2d_ref,
-            pattern=OpPattern.OUT_ELEMWISE_FUSABLE, num_inputs=1, attrs=MaxPool2DAttrs)
-register_op("nn.avg_pool2d", rel=_pool_rel, ref=_avg_pool2d_ref,
-            pattern=OpPattern.OUT_ELEMWISE_FUSABLE, num_inputs=1, attrs=AvgPool2DAttrs)
+for _n, _max_attrs, _avg_attrs in ((1, MaxPool1DAttrs, AvgPool1DAttrs),
+                                   (2, MaxPool2DAttrs, AvgPool2DAttrs),
+                                   (3, MaxPool3DAttrs, AvgPool3DAttrs)):
+    register_op(f"nn.max_pool{_n}d", rel=_pool_rel, ref=_max_pool_ref,
+                pattern=OpPattern.OUT_ELEMWISE_FUSABLE, num_inputs=1, attrs=_max_attrs)
+    register_op(f"nn.avg_pool{_n}d", rel=_pool_rel, ref=_avg_pool_ref,
+                pattern=OpPattern.OUT_ELEMWISE_FUSABLE, num_inputs=1, attrs=_avg_attrs)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,6 +280,35 @@ def max_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=
 def avg_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0),
                layout="NCHW", out_layout="", ceil_mode=False, count_include_pad=False):
     return call("nn.avg_pool2d", [data], pool_size=pool_size, strides=strides,
+                dilation=dilation, padding=padding, layout=layout, out_layout=out_layout,
+                ceil_mode=ceil_mode, count_include_pad=count_include_pad)
+
+
+def max_pool1d(data, pool_size=1, strides=1, dilation=1, padding=0, layout="NCW",
+               out_layout="", ceil_mode=False):
+    return call("nn.max_pool1d", [data], pool_size=pool_size, strides=strides,
+                dilation=dilation, padding=padding, layout=layout, out_layout=out_layout,
+                ceil_mode=ceil_mode)
+
+
+def avg_pool1d(data, pool_size=1, strides=1, dilation=1, padding=0, layout="NCW",
+               out_layout="", ceil_mode=False, count_include_pad=False):
+    return call("nn.avg_pool1d", [data], pool_size=pool_size, strides=strides,
+                dilation=dilation, padding=padding, layout=layout, out_layout=out_layout,
+                ceil_mode=ceil_mode, count_include_pad=count_include_pad)
+
+
+def max_pool3d(data, pool_size=(1, 1, 1), strides=(1, 1, 1), dilation=(1, 1, 1),
+               padding=(0, 0, 0), layout="NCDHW", out_layout="", ceil_mode=False):
+    return call("nn.max_pool3d", [data], pool_size=pool_size, strides=strides,
+                dilation=dilation, padding=padding, layout=layout, out_layout=out_layout,
+                ceil_mode=ceil_mode)
+
+
+def avg_pool3d(data, pool_size=(1, 1, 1), strides=(1, 1, 1), dilation=(1, 1, 1),
+               padding=(0, 0, 0), layout="NCDHW", out_layout="", ceil_mode=False,
+               count_include_pad=False):
+    return call("nn.avg_pool3d", [data], pool_size=pool_size, strides=strides,
                 dilation=dilation, padding=padding, layout=layout, out_layout=out_layout,
                 ceil_mode=ceil_mode, count_include_pad=count_include_pad)
 

@@ -5,7 +5,7 @@ this package fills the table (one module per op family).
 """
 
 from ... import op as _op  # noqa: F401  (the ops must be registered first)
-from . import conv, elementwise, nn, pool, reduce, transform  # noqa: F401
+from . import algorithm, conv, elementwise, image, nn, pool, reduce, scatter, transform  # noqa: F401
 from .common import COMPUTE, REFERENCE_ONLY, OutType, declare_reference_only
 
 __all__ = ["COMPUTE", "REFERENCE_ONLY", "OutType", "declare_reference_only"]

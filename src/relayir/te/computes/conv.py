@@ -1,4 +1,4 @@
-"""Computes of ``nn.conv2d`` and ``nn.conv1d`` (grouped, dilated, any layouts).
+"""Computes of ``nn.conv1d``, ``nn.conv2d`` and ``nn.conv3d`` (grouped, dilated, any layouts).
 
 A padded input is its own tensor marked ``materialize``: lowering writes it once into a
 temporary, so the convolution's inner loop reads without bounds checks.
@@ -67,4 +67,49 @@ def _conv(attrs, inputs, out):
     return compute(out.shape, fn, name=f"conv{len(sp)}d", tag="conv")
 
 
-COMPUTE.register("nn.conv2d", "nn.conv1d")(_conv)
+COMPUTE.register("nn.conv2d", "nn.conv1d", "nn.conv3d")(_conv)
+
+
+def _conv_transpose(attrs, inputs, out):
+    """``out[o] = sum x[i] * w[r]`` over the taps with ``i * stride + r * dilation - before
+    == o``: each output position gathers the input positions that write it."""
+    data, weight = inputs
+    sp = attrs._spatial
+    dl, kl = attrs.data_layout, attrs.kernel_layout
+    ol = attrs.out_layout or dl
+    og = static(weight.shape[kl.index("O")])
+    cin = static(weight.shape[kl.index("I")])
+    if og is None or cin is None:
+        raise E.TEError("a transposed convolution needs static channel counts")
+    cg = cin // attrs.groups
+    ks = [weight.shape[kl.index(a)] for a in sp]
+    sizes = [data.shape[dl.index(a)] for a in sp]
+    acc = product_acc(out.dtype)
+
+    def fn(*i):
+        o = dict(zip(ol, i))
+        rc = te.reduce_axis(cg, "rc")
+        rs = [te.reduce_axis(k, f"r{a.lower()}") for a, k in zip(sp, ks)]
+        g = E.truncdiv(o["C"], og) if attrs.groups > 1 else E.IntImm(0)
+        pos = {"N": o["N"], "C": g * cg + rc.var}
+        wpos = {"I": g * cg + rc.var, "O": E.truncmod(o["C"], og) if attrs.groups > 1
+                else o["C"]}
+        hit = []
+        for j, a in enumerate(sp):
+            s = attrs.strides[j]
+            num = o[a] + attrs.padding[j] - rs[j].var * attrs.dilation[j]
+            q = E.truncdiv(num, s) if s > 1 else num
+            hit += [num >= 0, q < sizes[j]]
+            if s > 1:
+                hit.append(E.equal(E.truncmod(num, s), E.IntImm(0)))
+            pos[a], wpos[a] = q, rs[j].var
+        src = (E.cast(acc, data[tuple(pos[a] for a in dl)])
+               * E.cast(acc, weight[tuple(wpos[a] for a in kl)]))
+        body = E.select(E.logical_and(*hit), src, E.const(0, acc))
+        return E.cast(out.dtype, te.sum(body, [rc, *rs], dtype=acc))
+
+    return compute(out.shape, fn, name=f"conv{len(sp)}d_transpose", tag="conv")
+
+
+COMPUTE.register("nn.conv1d_transpose", "nn.conv2d_transpose",
+                 "nn.conv3d_transpose")(_conv_transpose)

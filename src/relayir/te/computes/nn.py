@@ -262,3 +262,23 @@ def instance_norm(attrs, inputs, out):
 @COMPUTE.register("nn.group_norm")
 def group_norm(attrs, inputs, out):
     return _group_like(attrs, inputs, out, attrs.num_groups, "group_norm")
+
+
+@COMPUTE.register("nn.lrn")
+def lrn(attrs, inputs, out):
+    """A window sum of squares along ``axis`` (bounds-checked), then one ``pow``."""
+    x = inputs[0]
+    axis = norm_axis(attrs.axis, x.ndim)
+    before, _ = attrs.window
+    acc = float_acc(x.dtype)
+
+    def fn(*i):
+        r = te.reduce_axis(attrs.size, "rc")
+        c = i[axis] + r.var - before
+        v = E.cast(acc, x[i[:axis] + (c,) + i[axis + 1:]])
+        inside = E.logical_and(c >= 0, c < x.shape[axis])
+        total = te.sum(E.select(inside, v * v, E.const(0, acc)), [r], dtype=acc)
+        scale = E.const(attrs.bias, acc) + E.const(attrs.alpha / attrs.size, acc) * total
+        return E.cast(x.dtype, E.cast(acc, x[i]) / E.pow(scale, E.const(attrs.beta, acc)))
+
+    return compute(out.shape, fn, name="lrn", tag="norm")

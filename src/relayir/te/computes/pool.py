@@ -1,5 +1,5 @@
-"""Computes of the 2-D pools (max, avg, global, adaptive average) in any layout that
-permutes ``NCHW``.
+"""Computes of the pools: max/avg over 1, 2 or 3 spatial axes, global and adaptive
+average (2-D), in any layout that permutes ``NC`` + the spatial letters.
 
 Windows read the input through a bounds check instead of a padded copy; when a pool
 has no padding the simplifier proves the check always true and drops it. Averages
@@ -8,7 +8,7 @@ accumulate in float64 (int64 for integers, which then floor-divide like the refe
 
 from __future__ import annotations
 
-from ...op.nn.pool import pool_out_hw
+from ...op.nn.pool import pool_out_shape
 from .. import expr as E
 from .. import tensor as te
 from ..tensor import compute
@@ -48,45 +48,50 @@ class _Window:
         return E.Max(last - first + 1, E.IntImm(0))
 
 
-def _windows(x, attrs):
-    lay = attrs.layout
-    h, w = x.shape[lay.index("H")], x.shape[lay.index("W")]
-    p = attrs.padding
-    return [_Window(h, attrs.pool_size[0], attrs.strides[0], attrs.dilation[0], p[0], p[2]),
-            _Window(w, attrs.pool_size[1], attrs.strides[1], attrs.dilation[1], p[1], p[3])]
+def _windows(x, attrs) -> list:
+    lay, sp = attrs.layout, attrs._spatial
+    p, n = attrs.padding, len(sp)
+    return [_Window(x.shape[lay.index(a)], attrs.pool_size[j], attrs.strides[j],
+                    attrs.dilation[j], p[j], p[j + n]) for j, a in enumerate(sp)]
 
 
 def _pool(attrs, inputs, out, kind: str):
     x = inputs[0]
-    lay, olay = attrs.layout, attrs.out_layout or attrs.layout
-    wh, ww = _windows(x, attrs)
+    lay, olay, sp = attrs.layout, attrs.out_layout or attrs.layout, attrs._spatial
+    wins = _windows(x, attrs)
     dtype = x.dtype
-    if not all(isinstance(static(d), int) for d in (wh.size, ww.size)):
+    sizes = [static(w.size) for w in wins]
+    if None in sizes:
         raise E.TEError("pools over symbolic spatial dimensions are not supported")
-    pool_out_hw(static(wh.size), static(ww.size), attrs)  # validates the geometry
+    pool_out_shape(sizes, attrs)  # validates the geometry
 
     def fn(*i):
         o = _dims(olay, i)
-        rh, rw = te.reduce_axis(wh.k, "rh"), te.reduce_axis(ww.k, "rw")
-        ph, pw = wh.pos(o["H"], rh.var), ww.pos(o["W"], rw.var)
-        inside = E.logical_and(*wh.inside(ph), *ww.inside(pw))
-        value = _read(x, lay, o["N"], o["C"], ph, pw)
+        rs = [te.reduce_axis(w.k, f"r{a.lower()}") for w, a in zip(wins, sp)]
+        pos = {a: w.pos(o[a], r.var) for a, w, r in zip(sp, wins, rs)}
+        inside = E.logical_and(*[c for a, w in zip(sp, wins) for c in w.inside(pos[a])])
+        pos.update(N=o["N"], C=o["C"])
+        value = x[tuple(pos[a] for a in lay)]
         if kind == "max":
-            return te.max(E.select(inside, value, E.min_value(dtype)), [rh, rw])
+            return te.max(E.select(inside, value, E.min_value(dtype)), rs)
         acc = float_acc(dtype)
-        total = te.sum(E.select(inside, E.cast(acc, value), E.const(0, acc)), [rh, rw],
-                       dtype=acc)
-        count = E.Max(wh.count(o["H"], attrs.count_include_pad)
-                      * ww.count(o["W"], attrs.count_include_pad), E.IntImm(1))
+        total = te.sum(E.select(inside, E.cast(acc, value), E.const(0, acc)), rs, dtype=acc)
+        count = E.IntImm(1)
+        for a, w in zip(sp, wins):
+            count = count * w.count(o[a], attrs.count_include_pad)
+        count = E.Max(count, E.IntImm(1))
         if E.is_float(dtype):
             return E.cast(dtype, total / E.cast(acc, count))
         return E.cast(dtype, E.FloorDiv(total, E.cast(acc, count)))
 
-    return compute(out.shape, fn, name=f"{kind}_pool2d", tag="pool")
+    return compute(out.shape, fn, name=f"{kind}_pool{len(sp)}d", tag="pool")
 
 
-COMPUTE.register("nn.max_pool2d")(lambda attrs, inputs, out: _pool(attrs, inputs, out, "max"))
-COMPUTE.register("nn.avg_pool2d")(lambda attrs, inputs, out: _pool(attrs, inputs, out, "avg"))
+for _n in (1, 2, 3):
+    COMPUTE.register(f"nn.max_pool{_n}d")(
+        lambda attrs, inputs, out: _pool(attrs, inputs, out, "max"))
+    COMPUTE.register(f"nn.avg_pool{_n}d")(
+        lambda attrs, inputs, out: _pool(attrs, inputs, out, "avg"))
 
 
 def _global(kind: str):

@@ -1,0 +1,20 @@
+"""Gradient status of the dynamic-shape ops (``op/dynamic.py``).
+
+``shape_of``, ``argwhere``, ``dyn.zeros``/``ones``/``full`` and ``dyn.arange`` are
+non-differentiable by nature (integer or constant outputs). The data-moving ``dyn.*`` ops
+and ``unique`` do have gradients, but the transforms materialise zero adjoints from
+static types, which a result with run-time extents does not have: asking for one is a
+clear error (``NEEDS_STATIC_SHAPES``), never a silent zero. Differentiate after
+``DynamicToStatic`` (shape inputs constant), which turns them into the static ops that
+have rules.
+"""
+
+from __future__ import annotations
+
+NON_DIFFERENTIABLE_DYNAMIC = frozenset({
+    "shape_of", "argwhere", "dyn.zeros", "dyn.ones", "dyn.full", "dyn.arange",
+})
+
+NEEDS_STATIC_SHAPES = frozenset({
+    "unique", "dyn.reshape", "dyn.broadcast_to", "dyn.tile", "dyn.strided_slice", "dyn.nn.pad",
+})

@@ -1,0 +1,132 @@
+"""Computes of ``op/algorithm.py`` and ``op/bitwise.py``.
+
+Loop IR has no sequential scan, so ``cumsum``/``cumprod`` are a masked reduction over
+the scanned axis (quadratic in its length, exact). Sorting needs data-dependent
+control flow, and the bitwise binaries need bit operators the scalar expressions do
+not have yet: those run through their numpy references (``declare_reference_only``).
+"""
+
+from __future__ import annotations
+
+from ...op.algorithm import arange_length, einsum_dims, expand_einsum, one_hot_axis
+from .. import expr as E
+from .. import tensor as te
+from ..tensor import compute
+from .common import COMPUTE, declare_reference_only, float_acc, norm_axis, static, unravel
+
+for _op in ("topk", "sort", "argsort"):
+    declare_reference_only(_op, "sorting needs data-dependent control flow")
+for _op in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
+    declare_reference_only(_op, "the scalar expressions (te/expr.py) have no bit operators")
+
+
+def _scan(combiner: str, identity: int):
+    def rule(attrs, inputs, out):
+        x = inputs[0]
+        dtype = out.dtype
+        acc = float_acc(dtype) if combiner == "sum" else (
+            "float64" if E.is_float(dtype) else float_acc(dtype))
+        flat = attrs.axis is None
+        axis = 0 if flat else norm_axis(attrs.axis, x.ndim)
+        n = out.shape[axis]
+
+        def body(*i):
+            k = te.reduce_axis(n, "k")
+            j = k.var
+            if attrs.reverse:
+                keep = (j > i[axis]) if attrs.exclusive else (j >= i[axis])
+            else:
+                keep = (j < i[axis]) if attrs.exclusive else (j <= i[axis])
+            read = x[unravel(j, x.shape)] if flat else x[i[:axis] + (j,) + i[axis + 1:]]
+            value = E.cast(acc, read)
+            src = E.select(keep, value, E.const(identity, acc))
+            return E.Reduce(combiner, src, (k,), dtype, acc)
+
+        return compute(out.shape, body, name=combiner.replace("sum", "cumsum").replace(
+            "prod", "cumprod"), tag="reduce")
+
+    return rule
+
+
+COMPUTE.register("cumsum")(_scan("sum", 0))
+COMPUTE.register("cumprod")(_scan("prod", 1))
+
+
+@COMPUTE.register("trilu")
+def trilu(attrs, inputs, out):
+    x = inputs[0]
+    zero = E.const(0, x.dtype)
+
+    def fn(*i):
+        row, col = i[-2], i[-1]
+        keep = (col - row >= attrs.k) if attrs.upper else (col - row <= attrs.k)
+        return E.select(keep, x[i], zero)
+
+    return compute(out.shape, fn, name="trilu", tag="injective")
+
+
+@COMPUTE.register("einsum")
+def einsum(attrs, inputs, out):
+    xs = inputs[0]
+    terms, out_term = expand_einsum(attrs.equation, [x.ndim for x in xs])
+    dims = einsum_dims(terms, [[static(d) if static(d) is not None else d for d in x.shape]
+                               for x in xs])
+    summed = sorted({c for t in terms for c in t} - set(out_term))
+    dtype = xs[0].dtype
+    acc = float_acc(dtype) if dtype != "bool" else "bool"
+
+    def fn(*i):
+        rvars = {c: te.reduce_axis(E.as_index(dims[c]), f"r{c}") for c in summed}
+        var = {**dict(zip(out_term, i)), **{c: r.var for c, r in rvars.items()}}
+        term = None
+        for x, t in zip(xs, terms):
+            idx = tuple(E.IntImm(0) if static(d) == 1 and dims[c] != 1 else var[c]
+                        for c, d in zip(t, x.shape))
+            read = E.cast(acc, x[idx])
+            term = read if term is None else term * read
+        if not summed:
+            return E.cast(dtype, term)
+        return E.Reduce("sum", term, tuple(rvars[c] for c in summed), dtype, acc)
+
+    return compute(out.shape, fn, name="einsum", tag="reduce")
+
+
+@COMPUTE.register("one_hot")
+def one_hot(attrs, inputs, out):
+    idx, on, off = inputs
+    axis = one_hot_axis(attrs.axis, idx.ndim)
+
+    def fn(*i):
+        hit = E.equal(E.cast(E.INDEX, idx[i[:axis] + i[axis + 1:]]), i[axis])
+        return E.select(hit, E.cast(out.dtype, on[()]), E.cast(out.dtype, off[()]))
+
+    return compute(out.shape, fn, name="one_hot", tag="injective")
+
+
+@COMPUTE.register("arange")
+def arange(attrs, inputs, out):
+    assert static(out.shape[0]) == arange_length(attrs)
+    if E.is_float(out.dtype):
+        def fn(i):
+            v = E.const(attrs.start, "float64") + E.const(attrs.step, "float64") * E.cast(
+                "float64", i)
+            return E.cast(out.dtype, v)
+    else:
+        def fn(i):
+            return E.cast(out.dtype, i * int(attrs.step) + int(attrs.start))
+
+    return compute(out.shape, fn, name="arange", tag="injective")
+
+
+@COMPUTE.register("bitwise_not")
+def bitwise_not(attrs, inputs, out):
+    x = inputs[0]
+    if x.dtype == "bool":
+        return compute(out.shape, lambda *i: E.Not(x[i]), name="bitwise_not",
+                       tag="elemwise")
+    if E.is_unsigned(x.dtype):  # ~x = max - x
+        return compute(out.shape, lambda *i: E.max_value(x.dtype) - x[i], name="bitwise_not",
+                       tag="elemwise")
+    # ~x = -1 - x in two's complement (never overflows, unlike -x - 1)
+    return compute(out.shape, lambda *i: E.const(-1, x.dtype) - x[i], name="bitwise_not",
+                   tag="elemwise")
