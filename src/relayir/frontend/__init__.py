@@ -16,12 +16,14 @@ def from_pytorch(model, input_infos, default_dtype="float32", keep_params_as_inp
                    keep_params_as_inputs=keep_params_as_inputs)
 
 
-def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True):
+def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True,
+              const_inputs=None):
     """Import an ONNX ``ModelProto`` or ``.onnx`` path (needs onnx); see
     ``relayir.frontend.onnx.from_onnx``."""
     from .onnx import from_onnx as convert
 
-    return convert(model, shape=shape, dtype=dtype, opset=opset, freeze_params=freeze_params)
+    return convert(model, shape=shape, dtype=dtype, opset=opset, freeze_params=freeze_params,
+                   const_inputs=const_inputs)
 
 
 __all__ = ["ConversionError", "ConverterTable", "UnsupportedOperatorError", "from_onnx",

@@ -1,28 +1,36 @@
 """Import ONNX models.
 
 ``from_onnx`` loads the model (external data only from inside the model's folder), lists
-every op type it has no converter for before converting anything, then walks the graph
-once: graph inputs that are not initializers become ``@main`` parameters (named as in
-the model), initializers become params (or constants with ``freeze_params``), each node
-goes through the versioned converter table in ``onnx_ops`` at the model's opset.
+every op type it has no converter for (subgraphs included) before converting anything,
+then walks the graph once: graph inputs that are not initializers become ``@main``
+parameters (named as in the model), initializers become params (or constants with
+``freeze_params``), inputs named in ``const_inputs`` become constants, and each node goes
+through the versioned converter table in ``onnx_ops`` at the model's opset.
+
+Subgraphs (``If`` branches, ``Loop``/``Scan`` bodies) convert in a child scope of the
+same importer (``convert_subgraph``), so they read every enclosing graph's names. An
+ONNX sequence built in the graph is a Python list of expressions while importing and a
+tuple where it leaves the graph.
 """
 
 from __future__ import annotations
 
 import os
+from collections import ChainMap
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
 from ..errors import Error
-from ..ir.expr import Expr, Function, Tuple, Var, const
+from ..ir.expr import Function, Tuple, TupleGetItem, Var, const
 from ..ir.module import IRModule
-from ..ir.types import Any, TensorType
+from ..ir.types import Any, TensorType, TupleType
 from .common import ConversionError, UnsupportedOperatorError, sanitize_name
 from .onnx_ops import TABLE
-from .onnx_ops.base import _OPSET
+from .onnx_ops.base import _IMPORTER, _OPSET, ConstantInputRequired
 from .onnx_ops.elementwise import onnx_dtype
+from .onnx_ops.sequence import EMPTY
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -85,8 +93,7 @@ def _attrs(node) -> dict:
     return out
 
 
-def _value_type(vi, override, dtype):
-    t = vi.type.tensor_type
+def _tensor_type(t, override, dtype):
     if override is not None:
         dims = tuple(override)
     else:
@@ -95,46 +102,107 @@ def _value_type(vi, override, dtype):
     return TensorType(dims, dt)
 
 
+def _value_type(vi, override, dtype):
+    """A tensor input's type; a sequence input is a tuple whose length (and element
+    shapes) ``shape`` must give, as a list of shapes: Relay needs its length."""
+    ty = vi.type
+    if ty.WhichOneof("value") == "optional_type":  # present: the value it holds
+        ty = ty.optional_type.elem_type
+    kind = ty.WhichOneof("value")
+    if kind == "sequence_type":
+        elem = ty.sequence_type.elem_type
+        if override is None or elem.WhichOneof("value") != "tensor_type":
+            raise ConversionError(f"sequence input {vi.name!r} needs its element shapes: "
+                                  f"pass shape={{{vi.name!r}: [shape, ...]}}")
+        return TupleType(tuple(_tensor_type(elem.tensor_type, s, dtype) for s in override))
+    if kind != "tensor_type":
+        raise ConversionError(f"input {vi.name!r} is a {kind or 'untyped value'}, which has "
+                              "no Relay equivalent")
+    return _tensor_type(ty.tensor_type, override, dtype)
+
+
+def _subgraphs(node):
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            yield from a.graphs
+
+
+def _all_nodes(graph):
+    """The nodes of ``graph`` and of every subgraph in it (a worklist, no recursion)."""
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        for n in g.node:
+            yield n
+            stack.extend(_subgraphs(n))
+
+
+def _op_key(node) -> str:
+    """The converter table's key: the op type, qualified by its domain outside ai.onnx."""
+    return node.op_type if node.domain in _DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
+
+
 def missing_ops(graph) -> dict[str, int]:
-    return TABLE.missing(n.op_type for n in graph.node if n.domain in _DEFAULT_DOMAINS) | \
-        {f"{n.domain}.{n.op_type}": 1 for n in graph.node if n.domain not in _DEFAULT_DOMAINS}
+    return TABLE.missing(_op_key(n) for n in _all_nodes(graph))
 
 
-def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True):
+def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True,
+              const_inputs=None):
     """Import ``model`` (a ``ModelProto`` or a path to an ``.onnx`` file).
 
-    ``shape`` maps input names to shapes overriding the graph's; ``opset`` defaults to the
+    ``shape`` maps input names to shapes overriding the graph's (for a sequence input, a
+    list of its elements' shapes: it becomes a tuple parameter); ``opset`` defaults to the
     model's default-domain opset. Returns ``(mod, params)``: ``@main`` takes the user
     inputs, then (unless ``freeze_params``) the initializers, named as in the model.
     Raises ``UnsupportedOperatorError`` naming every unconverted op type with its count.
+
+    Shape-like inputs (``Reshape``'s shape, ``Slice``'s starts, ``Tile``'s repeats) may be
+    graph inputs: they import as ``dyn.*`` ops, whose result extents are known at run
+    time (a constant or foldable one gives the static op). Inputs that fix the rank of
+    a result or pick axes (``ReduceSum``'s and ``Unsqueeze``'s axes) cannot wait until
+    run time in Relay's type system: ``const_inputs`` maps such graph inputs to values
+    bound as constants, like params bound by name, and they leave ``@main``'s
+    parameters (``None`` binds an optional input as empty). Without it, such an input
+    raises ``ConstantInputRequired`` naming it.
     """
     model = _load(model)
     graph = model.graph
     missing = missing_ops(graph)
     if missing:
         raise UnsupportedOperatorError(missing, "ONNX")
+    known = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
+    unknown = sorted(set(const_inputs or {}) - known)
+    if unknown:
+        raise ConversionError(f"const_inputs names {unknown}, which are not graph inputs")
     _OPSET.append(int(opset) if opset is not None else _opset_of(model))
+    importer = _Importer(graph, shape or {}, dtype, freeze_params, const_inputs or {})
+    _IMPORTER.append(importer)
     try:
-        return _Importer(graph, shape or {}, dtype, freeze_params).run()
+        return importer.run()
     finally:
         _OPSET.pop()
+        _IMPORTER.pop()
 
 
 class _Importer:
-    def __init__(self, graph, shapes, dtype, freeze):
+    def __init__(self, graph, shapes, dtype, freeze, const_inputs):
         self.graph = graph
         self.shapes = shapes
         self.dtype = dtype
         self.freeze = freeze
-        self.env: dict[str, Expr] = {}
+        self.const_inputs = const_inputs
+        self.env: ChainMap = ChainMap({})
         self.inputs: list[Var] = []
         self.weights: list[Var] = []
         self.params: dict[str, np.ndarray] = {}
+        self.onnx_names: dict[str, str] = {}  # @main parameter name -> graph input name
 
     def _bind_inputs(self):
         for tensor in self.graph.initializer:
             array = numpy_helper.to_array(tensor)
-            if self.freeze:
+            if self.freeze or tensor.name in self.const_inputs:
                 self.env[tensor.name] = const(array)
             else:
                 name = sanitize_name(tensor.name)
@@ -143,12 +211,21 @@ class _Importer:
                 self.params[name] = array
                 self.env[tensor.name] = v
         for vi in self.graph.input:
+            if vi.name in self.const_inputs:
+                bound = self.const_inputs[vi.name]
+                self.env[vi.name] = EMPTY if bound is None else const(np.asarray(bound))
+                continue
             if vi.name in self.env:
                 continue
             v = Var(sanitize_name(vi.name), _value_type(vi, self.shapes.get(vi.name),
                                                          self.dtype))
             self.inputs.append(v)
-            self.env[vi.name] = v
+            self.onnx_names[v.name_hint] = vi.name
+            if isinstance(v.type_annotation, TupleType):  # a sequence: a list while importing
+                self.env[vi.name] = [TupleGetItem(v, i)
+                                     for i in range(len(v.type_annotation.fields))]
+            else:
+                self.env[vi.name] = v
 
     def _lookup(self, node, name):
         if name == "":
@@ -164,25 +241,47 @@ class _Importer:
         inputs = [self._lookup(node, n) for n in node.input]
         while inputs and inputs[-1] is None:
             inputs.pop()
-        if node.op_type in ("Split", "Dropout"):
-            attrs["_outputs"] = len(node.output)
-        fn = TABLE.lookup(node.op_type, _OPSET[-1])
+        attrs["_outputs"] = len(node.output)
+        fn = TABLE.lookup(_op_key(node), _OPSET[-1])
+        if not _takes(fn, "_outputs"):
+            del attrs["_outputs"]
+        where = f"node {node.name or node.op_type!r} ({node.op_type})"
         try:
             return fn(*inputs, **attrs)
+        except ConstantInputRequired as e:
+            names = [self.onnx_names.get(n, n) for n in e.input_names]
+            raise ConstantInputRequired(f"{where}: {e}", names) from None
         except (ConversionError, TypeError, ValueError) as e:
-            raise ConversionError(f"node {node.name or node.op_type!r} ({node.op_type}): "
-                                  f"{e}") from None
+            raise ConversionError(f"{where}: {e}") from None
+
+    def _convert_nodes(self, graph):
+        for node in graph.node:
+            out = self._convert(node)
+            if isinstance(out, tuple):  # one value per output (a list is one sequence)
+                for name, o in zip(node.output, out):
+                    if name:
+                        self.env[name] = o
+            else:
+                self.env[node.output[0]] = out
+        return [self._lookup_output(o.name) for o in graph.output]
+
+    def convert_subgraph(self, graph, inputs: dict) -> list:
+        """Outputs of ``graph`` with its inputs bound; its names live in a child scope."""
+        scope = dict(inputs)
+        for tensor in graph.initializer:
+            scope[tensor.name] = const(numpy_helper.to_array(tensor))
+        saved = self.env
+        self.env = saved.new_child(scope)
+        try:
+            return self._convert_nodes(graph)
+        finally:
+            self.env = saved
 
     def run(self):
         self._bind_inputs()
-        for node in self.graph.node:
-            out = self._convert(node)
-            if isinstance(out, tuple):
-                for name, o in zip(node.output, out):
-                    self.env[name] = o
-            else:
-                self.env[node.output[0]] = out
-        outs = [self._lookup_output(o.name) for o in self.graph.output]
+        # an ONNX sequence (a Python list of expressions while importing) leaves as a tuple
+        outs = [Tuple(v) if isinstance(v, list) else v
+                for v in self._convert_nodes(self.graph)]
         body = outs[0] if len(outs) == 1 else Tuple(outs)
         fn = Function(self.inputs + self.weights, body)
         return IRModule.from_expr(fn), self.params
@@ -193,4 +292,13 @@ class _Importer:
         return self.env[name]
 
 
+def _takes(fn, name) -> bool:
+    """Whether converter ``fn`` declares the parameter ``name`` (``_outputs``: how many
+    outputs the node uses, for Split, Dropout, TopK...)."""
+    import inspect
 
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params

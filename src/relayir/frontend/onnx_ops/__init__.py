@@ -1,10 +1,30 @@
 """ONNX converter tables, one small file per family; ``TABLE`` is their union."""
 
-from . import elementwise, nn, reduce, shape
+from . import (
+    algorithm,
+    attention,
+    composite,
+    control_flow,
+    elementwise,
+    image,
+    loss,
+    nn,
+    preview,
+    quantize,
+    reduce,
+    rnn,
+    sequence,
+    shape,
+    spectral,
+    stateful,
+    tfidf,
+)
 from .base import OnnxTable
 
 TABLE = OnnxTable()
-for _family in (elementwise, nn, shape, reduce):
+for _family in (elementwise, nn, image, shape, reduce, algorithm, loss, attention, quantize,
+                composite, stateful, rnn, spectral, preview, tfidf,
+                control_flow, sequence):
     for _name, _variants in _family.TABLE.items():
         TABLE.setdefault(_name, []).extend(_variants)
         TABLE[_name].sort(key=lambda p: p[0])

@@ -59,16 +59,71 @@ def dtype(x: Expr) -> str:
     return ttype(x).dtype
 
 
-def value(x, what: str = "input") -> np.ndarray:
-    """The numpy value of a constant input (shape-like inputs must be static)."""
+class ConstantInputRequired(ConversionError):
+    """A converter needs the value of an input that depends on graph inputs (an axes
+    list fixes the result's rank: Relay's types need it at compile time). Bind those
+    inputs with ``from_onnx(..., const_inputs={name: value})``; ``input_names`` lists
+    them (ONNX names once the importer has seen the error)."""
+
+    def __init__(self, message: str, input_names: list[str]):
+        super().__init__(message)
+        self.input_names = list(input_names)
+
+
+
+def constant_value(x) -> np.ndarray | None:
+    """The value of ``x`` if it is a constant or folds to one (a shape computation over
+    constants: ``Shape`` → ``Gather`` → ``Concat``), else None."""
+    if x is None:
+        return None
     if isinstance(x, Constant):
         return x.data
-    raise ConversionError(f"the {what} must be a constant (dynamic {what} not supported yet)")
+    from ...ir.analysis import free_vars
+    from ...transform.fold_constant import fold_constant
+
+    if free_vars(x):
+        return None
+    try:
+        ttype(x)
+        folded = fold_constant(x)
+    except Exception:  # noqa: BLE001  (not foldable: the caller decides what that means)
+        return None
+    return folded.data if isinstance(folded, Constant) else None
+
+
+def value(x, what: str = "input") -> np.ndarray:
+    """The numpy value of an input that must be known when importing."""
+    v = constant_value(x)
+    if v is not None:
+        return v
+    from ...ir.analysis import free_vars
+
+    names = [fv.name_hint for fv in free_vars(x)]
+    raise ConstantInputRequired(
+        f"the {what} must be known when importing; it depends on graph input(s) "
+        f"{', '.join(names) or '?'} (bind them with from_onnx(const_inputs=...))", names)
 
 
 def ints(x, what: str = "input") -> list[int] | None:
     return None if x is None else [int(v) for v in np.asarray(value(x, what)).reshape(-1)]
 
 
+def ints_or_none(x) -> list[int] | None:
+    """The ints of a constant (or foldable) input, None when only known at run time."""
+    v = constant_value(x)
+    return None if v is None else [int(i) for i in np.asarray(v).reshape(-1)]
+
+
 def axis(a: int, n: int) -> int:
     return int(a) + n if a < 0 else int(a)
+
+
+# The importer converting the graph now: control-flow converters ask it for subgraphs.
+_IMPORTER: list = []
+
+
+def convert_subgraph(graph, inputs: dict) -> list:
+    """Convert an ONNX subgraph (a ``then_branch``, a ``Loop`` body) with its formal
+    inputs bound to ``inputs`` (name -> Expr); names of the enclosing graphs stay
+    visible. Returns the expressions of its outputs."""
+    return _IMPORTER[-1].convert_subgraph(graph, inputs)

@@ -10,7 +10,7 @@ from ...ir.expr import const
 from ...op import nn as N
 from ...op import tensor as E
 from ...op import transform as T
-from .base import OnnxTable, dtype
+from .base import OnnxTable, dtype, shape
 
 TABLE = OnnxTable()
 
@@ -96,6 +96,11 @@ def softplus(x):
 
 @TABLE.register("PRelu")
 def prelu(x, slope):
+    """A 1-D slope with one value per channel (axis 1, as opsets < 7 and old exporters
+    write it) that does not broadcast from the right gets unit axes after it."""
+    xs, ss = shape(x), shape(slope)
+    if len(ss) == 1 and len(xs) > 2 and ss[0] != 1 and ss[0] != xs[-1] and ss[0] == xs[1]:
+        slope = T.reshape(slope, (ss[0],) + (1,) * (len(xs) - 2))
     return T.where(E.less(x, _scalar(0, x)), E.multiply(x, slope), x)
 
 
@@ -129,6 +134,19 @@ def onnx_dtype(code: int) -> str:
 @TABLE.register("Cast")
 def cast(x, to, **_):
     return T.cast(x, onnx_dtype(to))
+
+
+@TABLE.register("BitCast", since=26)
+def bit_cast(x, to):
+    """Same-width integer (or bool → 8-bit) reinterpretation is a wrapping ``cast``;
+    float ↔ integer bits would need a ``reinterpret`` op, which Relay lacks here."""
+    from ..common import ConversionError
+
+    src, dst = np.dtype(dtype(x)), np.dtype(onnx_dtype(to))
+    if src.itemsize != dst.itemsize or src.kind not in "iub" or dst.kind not in "iu":
+        raise ConversionError(f"BitCast from {src} to {dst} needs a bit reinterpretation "
+                              "(only same-width integer casts are supported)")
+    return T.cast(x, dst.name)
 
 
 @TABLE.register("CastLike")

@@ -1,8 +1,10 @@
-"""Reductions (axes attribute before opset 13/18, input after) and ArgMax/ArgMin."""
+"""Reductions (axes attribute before opset 13/18, input after), the composed ones
+(ReduceL1/L2/SumSquare/LogSum/LogSumExp) and ArgMax/ArgMin."""
 
 from __future__ import annotations
 
 from ...op import reduce as R
+from ...op import tensor as E
 from ...op import transform as T
 from .base import OnnxTable, ints
 
@@ -26,6 +28,39 @@ for _name, (_fn, _since) in _REDUCE.items():
     TABLE.register(_name, since=_since)(
         lambda x, axes=None, keepdims=1, noop_with_empty_axes=0, _fn=_fn:
         _reduce(_fn, x, ints(axes, "axes"), keepdims, noop_with_empty_axes))
+
+
+def _square(x):
+    return E.multiply(x, x)
+
+
+def _same(x):
+    return x
+
+
+# name → (elementwise before, reduction, elementwise after, opset taking axes as input);
+# "no-op" empty axes still apply the elementwise parts, as onnx's reference does
+_COMPOSED = {"ReduceL1": (E.abs, R.sum, _same, 18), "ReduceL2": (_square, R.sum, E.sqrt, 18),
+             "ReduceSumSquare": (_square, R.sum, _same, 18),
+             "ReduceLogSum": (_same, R.sum, E.log, 18),
+             "ReduceLogSumExp": (_same, R.logsumexp, _same, 18)}
+
+
+def _composed(pre, fn, post):
+    def reduce(x, axes, keepdims, noop):
+        if not axes and noop:
+            return post(pre(x)) if fn is R.sum else x
+        return post(_reduce(fn, pre(x), axes, keepdims, False))
+    return reduce
+
+
+for _name, (_pre, _fn, _post, _since) in _COMPOSED.items():
+    _red = _composed(_pre, _fn, _post)
+    TABLE.register(_name)(lambda x, axes=None, keepdims=1, _red=_red:
+                          _red(x, axes, keepdims, False))
+    TABLE.register(_name, since=_since)(
+        lambda x, axes=None, keepdims=1, noop_with_empty_axes=0, _red=_red:
+        _red(x, ints(axes, "axes"), keepdims, noop_with_empty_axes))
 
 
 def _arg(fn):

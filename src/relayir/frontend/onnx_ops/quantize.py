@@ -1,0 +1,168 @@
+"""Linear quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear and the
+integer matmul/conv ops (MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv).
+
+Integer products accumulate in int32 as ONNX specifies; requantisation follows onnx's
+reference, which multiplies the int32 result by the float scale ratio in float64
+(numpy's int32 * float promotion), rounds half to even and saturates. Only the integer
+types relayir has (u)int8/16/32 are supported; float8/int4/int2 are rejected by dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...op import reduce as R
+from ...op import tensor as E
+from ...op import transform as T
+from ..common import ConversionError
+from .base import OnnxTable, dtype, ndim, shape
+from .base import axis as norm_axis
+from .elementwise import _scalar, onnx_dtype
+from .nn import conv, matmul
+
+TABLE = OnnxTable()
+
+_QUANT_DTYPES = ("uint8", "int8", "uint16", "int16")
+
+
+def _int_range(dt: str) -> tuple[int, int]:
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+def _per_axis(param, x, axis, block_size):
+    """A scale / zero point laid out to broadcast against ``x``: a scalar or 1-element
+    tensor as a scalar, a vector along ``axis``, or blocks repeated along ``axis``."""
+    ps, xs = shape(param), shape(x)
+    if len(ps) == 0:
+        return param
+    if int(np.prod(ps)) == 1:
+        return T.reshape(param, ())
+    a = norm_axis(axis, len(xs))
+    if block_size:
+        param = T.repeat(param, int(block_size), axis=a)
+        if shape(param)[a] != xs[a]:
+            param = T.strided_slice(param, [0], [xs[a]], axes=[a])
+        return param
+    if len(ps) != 1:
+        raise ConversionError(f"a per-axis scale / zero point must be 1-D, found {ps}")
+    lay = [1] * len(xs)
+    lay[a] = ps[0]
+    return T.reshape(param, lay)
+
+
+def _quantized_dtype(zero_point, output_dtype) -> str:
+    dt = dtype(zero_point) if zero_point is not None else (
+        onnx_dtype(output_dtype) if output_dtype else "uint8")
+    if dt not in _QUANT_DTYPES:
+        raise ConversionError(f"quantizing to {dt} is not supported (expected one of "
+                              f"{', '.join(_QUANT_DTYPES)})")
+    return dt
+
+
+def _saturate(y, out_dtype):
+    lo, hi = _int_range(out_dtype)
+    return T.cast(T.clip(y, float(lo), float(hi)), out_dtype)
+
+
+@TABLE.register("QuantizeLinear", since=10)
+def quantize_linear(x, y_scale, y_zero_point=None, axis=1, saturate=1, block_size=0,  # noqa: A002
+                    output_dtype=0, precision=0):
+    out = _quantized_dtype(y_zero_point, output_dtype)
+    scale = _per_axis(y_scale, x, axis, block_size)
+    work = onnx_dtype(precision) if precision else dtype(x)
+    if dtype(scale) != work:
+        scale = T.cast(scale, work)
+    if dtype(x) != work:
+        x = T.cast(x, work)
+    # round in the input precision, then add the zero point and saturate in float32,
+    # which holds every (u)int16 value exactly
+    y = T.cast(E.round(E.divide(x, scale)), "float32")
+    if y_zero_point is not None:
+        y = E.add(y, T.cast(_per_axis(y_zero_point, x, axis, block_size), "float32"))
+    return _saturate(y, out)
+
+
+@TABLE.register("DequantizeLinear", since=10)
+def dequantize_linear(x, x_scale, x_zero_point=None, axis=1, block_size=0,  # noqa: A002
+                      output_dtype=0):
+    if dtype(x) not in _QUANT_DTYPES + ("int32",):
+        raise ConversionError(f"dequantizing {dtype(x)} is not supported")
+    y = T.cast(x, "float32")
+    if x_zero_point is not None:
+        y = E.subtract(y, T.cast(_per_axis(x_zero_point, x, axis, block_size), "float32"))
+    y = E.multiply(y, T.cast(_per_axis(x_scale, x, axis, block_size), "float32"))
+    out = onnx_dtype(output_dtype) if output_dtype else dtype(x_scale)
+    return y if out == "float32" else T.cast(y, out)
+
+
+@TABLE.register("DynamicQuantizeLinear", since=11)
+def dynamic_quantize_linear(x):
+    """uint8 quantisation with the range ``[min(x, 0), max(x, 0)]``; returns
+    ``(y, y_scale, y_zero_point)``."""
+    zero = _scalar(0, x)
+    hi = E.maximum(R.max(x), zero)
+    lo = E.minimum(R.min(x), zero)
+    span = T.where(E.equal(hi, lo), _scalar(1, x), E.subtract(hi, lo))
+    scale = E.divide(span, _scalar(255, x))
+    zp = E.round(T.clip(E.subtract(zero, E.divide(lo, scale)), 0.0, 255.0))
+    y = E.add(E.round(E.divide(x, scale)), zp)
+    return _saturate(y, "uint8"), scale, T.cast(zp, "uint8")
+
+
+def _centered(x, zero_point, lay=None):
+    """``int32(x) - int32(zero_point)``, the zero point reshaped to ``lay`` if given."""
+    x = T.cast(x, "int32")
+    if zero_point is None:
+        return x
+    zp = T.cast(zero_point, "int32")
+    if lay is not None and ndim(zp) == 1 and shape(zp)[0] > 1:
+        zp = T.reshape(zp, lay)
+    return E.subtract(x, zp)
+
+
+@TABLE.register("MatMulInteger", since=10)
+def matmul_integer(a, b, a_zero_point=None, b_zero_point=None):
+    return matmul(_centered(a, a_zero_point), _centered(b, b_zero_point))
+
+
+def _requantize(acc, ratio, y_zero_point, out_dtype, clip_first=False):
+    """``round(acc * ratio + zero_point)`` saturated to ``out_dtype``, in float64."""
+    y = E.multiply(T.cast(acc, "float64"), T.cast(ratio, "float64"))
+    if y_zero_point is not None:
+        y = E.add(y, T.cast(y_zero_point, "float64"))
+    if clip_first:  # QLinearConv's reference clips, then rounds
+        lo, hi = _int_range(out_dtype)
+        return T.cast(E.round(T.clip(y, float(lo), float(hi))), out_dtype)
+    return _saturate(E.round(y), out_dtype)
+
+
+@TABLE.register("QLinearMatMul", since=10)
+def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale,
+                   y_zero_point=None):
+    acc = matmul(_centered(a, a_zero_point), _centered(b, b_zero_point))
+    ratio = E.divide(E.multiply(a_scale, b_scale), y_scale)
+    out = dtype(y_zero_point) if y_zero_point is not None else dtype(a)
+    return _requantize(acc, ratio, y_zero_point, out)
+
+
+def _weight_zero_point_layout(w):
+    return (shape(w)[0],) + (1,) * (ndim(w) - 1)
+
+
+@TABLE.register("ConvInteger", since=10)
+def conv_integer(x, w, x_zero_point=None, w_zero_point=None, **attrs):
+    return conv(_centered(x, x_zero_point),
+                _centered(w, w_zero_point, _weight_zero_point_layout(w)), **attrs)
+
+
+@TABLE.register("QLinearConv", since=10)
+def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+                 y_zero_point=None, b=None, **attrs):
+    acc = conv(_centered(x, x_zero_point),
+               _centered(w, w_zero_point, _weight_zero_point_layout(w)), b, **attrs)
+    if ndim(w_scale) == 1 and shape(w_scale)[0] > 1:
+        w_scale = T.reshape(w_scale, (1, -1) + (1,) * (ndim(x) - 2))
+    ratio = E.divide(E.multiply(x_scale, w_scale), y_scale)
+    out = dtype(y_zero_point) if y_zero_point is not None else dtype(x)
+    return _requantize(acc, ratio, y_zero_point, out, clip_first=True)
