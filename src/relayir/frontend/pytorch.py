@@ -56,15 +56,20 @@ def _parse_info(info, default_dtype):
 
 
 def _example_and_dynamic(infos):
-    args, dynamic, names = [], [], {}
+    """Example inputs and torch.export dynamic shapes. A dim name used by several inputs
+    is ONE torch Dim (with one example size), so export knows those sizes agree."""
+    args, dynamic, names, shared = [], [], {}, {}
     for name, shape, dt in infos:
         dims, example = {}, []
         for i, d in enumerate(shape):
             if d is None or (isinstance(d, int) and d < 0) or isinstance(d, str):
                 sym = d if isinstance(d, str) else f"{name}_dim{i}"
-                dims[i] = torch.export.Dim(sanitize_name(sym).replace(".", "_"), max=1024)
-                names[dims[i].__name__] = sym
-                example.append(7 + i)  # a size that is neither 0 nor 1
+                if sym not in shared:
+                    dim = torch.export.Dim(sanitize_name(sym).replace(".", "_"), max=1024)
+                    shared[sym] = (dim, 7 + len(shared))  # sizes that are neither 0 nor 1
+                    names[dim.__name__] = sym
+                dims[i], size = shared[sym]
+                example.append(size)
             else:
                 example.append(int(d))
         tdt = _TORCH_DTYPES[dt]

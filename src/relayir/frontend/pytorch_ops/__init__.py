@@ -1,10 +1,11 @@
 """aten converter tables, one small file per family; ``TABLE`` is their union."""
 
 from ..common import ConverterTable
-from . import activation, creation, elementwise, linalg, nn, reduce, resize, shape
+from . import activation, algorithm, creation, elementwise, linalg, nn, reduce, resize, rnn, shape
 
 TABLE = ConverterTable()
-for _family in (elementwise, activation, nn, shape, reduce, linalg, creation, resize):
+for _family in (elementwise, activation, nn, shape, reduce, linalg, creation, resize,
+                algorithm, rnn):
     TABLE.update(_family.TABLE)
 
 __all__ = ["TABLE"]

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from ...ir.expr import const
+from ...op import algorithm as A
 from ...op import nn as N
 from ...op import tensor as E
 from ...op import transform as T
@@ -81,7 +82,7 @@ def to(self, *_, **__):
 def arange(*args, **_):
     dt = out_dtype()
     if not any(is_dyn(a) for a in args if not isinstance(a, (float, int))):
-        return const(np.arange(*[a for a in args], dtype=dt))
+        return A.arange(*args, dtype=dt)  # an op, not a stored constant
     if len(args) != 1:
         raise ConversionError("arange with a dynamic start or step")
     return _dynamic_arange(args[0], dt)

@@ -8,7 +8,7 @@ import torch
 
 from ...op import tensor as E
 from ...op import transform as T
-from ..common import ConversionError, ConverterTable
+from ..common import ConverterTable
 from .base import cast_to, dtype, ndim, out_dtype
 
 TABLE = ConverterTable()
@@ -101,25 +101,16 @@ def _logical(relay_fn):
     return convert
 
 
+# bitwise_* and __and__/__or__/__xor__ (bool or integer): pytorch_ops/algorithm.py
 for _name, _fn in [("logical_and", E.logical_and), ("logical_or", E.logical_or),
-                   ("logical_xor", E.logical_xor), ("bitwise_and", E.logical_and),
-                   ("bitwise_or", E.logical_or), ("bitwise_xor", E.logical_xor)]:
+                   ("logical_xor", E.logical_xor)]:
     TABLE.register(f"aten.{_name}.default", f"aten.{_name}.Tensor")(_logical(_fn))
-for _name, _fn in [("and", E.logical_and), ("or", E.logical_or), ("xor", E.logical_xor)]:
-    TABLE.register(f"aten.__{_name}__.Tensor", f"aten.__{_name}__.Scalar")(_logical(_fn))
 
 
 @TABLE.register("aten.logical_not.default")
 def logical_not(self):
     if dtype(self) != "bool":
         return E.equal(self, cast_to(0, dtype(self)))
-    return E.logical_not(self)
-
-
-@TABLE.register("aten.bitwise_not.default", "aten.__invert__.default")
-def bitwise_not(self):
-    if dtype(self) != "bool":
-        raise ConversionError("bitwise_not on integers has no Relay op yet")
     return E.logical_not(self)
 
 

@@ -36,6 +36,10 @@ def _same_padding(kernel, dilation):
     return tuple(p // 2 for p in pads) + tuple(p - p // 2 for p in pads)
 
 
+_CONV = {1: N.conv1d, 2: N.conv2d, 3: N.conv3d}
+_CONV_TRANSPOSE = {1: N.conv1d_transpose, 2: N.conv2d_transpose, 3: N.conv3d_transpose}
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, n):  # noqa: A002
     kernel = shape(weight)[2:]
     dilation = _n(dilation, n)
@@ -45,8 +49,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n):  # noqa: A
         padding = (0,) * n
     else:
         padding = _n(padding, n)
-    make = N.conv2d if n == 2 else N.conv1d
-    y = make(input, weight, strides=_n(stride, n), padding=padding, dilation=dilation,
+    y = _CONV[n](input, weight, strides=_n(stride, n), padding=padding, dilation=dilation,
              groups=int(groups), channels=shape(weight)[0], kernel_size=kernel)
     return _add_bias(y, bias)
 
@@ -61,13 +64,38 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@TABLE.register("aten.conv3d.default", "aten.conv3d.padding")
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,  # noqa: A002
+                    dilation, n):
+    if n not in _CONV_TRANSPOSE:
+        raise ConversionError(f"transposed {n}-D convolution has no Relay op")
+    y = _CONV_TRANSPOSE[n](input, weight, strides=_n(stride, n), padding=_n(padding, n),
+             output_padding=_n(output_padding, n), dilation=_n(dilation, n), groups=int(groups),
+             channels=shape(weight)[1] * int(groups), kernel_size=shape(weight)[2:])
+    return _add_bias(y, bias)
+
+
+@TABLE.register("aten.conv_transpose1d.default", "aten.conv_transpose2d.input",
+                "aten.conv_transpose3d.input")
+def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
+                   groups=1, dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, ndim(weight) - 2)
+
+
 @TABLE.register("aten.convolution.default", "aten._convolution.default")
 def convolution(input, weight, bias, stride, padding, dilation, transposed,  # noqa: A002
                 output_padding, groups, *_):
     n = ndim(weight) - 2
-    if transposed or n not in (1, 2):
-        raise ConversionError(f"{'transposed ' if transposed else ''}{n}-D convolution "
-                              "has no Relay op yet")
+    if transposed:
+        return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                               dilation, n)
+    if n not in _CONV:
+        raise ConversionError(f"{n}-D convolution has no Relay op")
     return _conv(input, weight, bias, stride, padding, dilation, groups, n)
 
 
@@ -194,9 +222,21 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
 @TABLE.register("aten.max_pool1d.default")
 def max_pool1d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, 1)
-    y = N.max_pool2d(T.expand_dims(self, -1), pool_size=(k[0], 1), strides=(s[0], 1),
-                     padding=(p[0], 0), dilation=(d[0], 1), ceil_mode=bool(ceil_mode))
-    return T.squeeze(y, [-1])
+    return N.max_pool1d(self, pool_size=k, strides=s, padding=p, dilation=d,
+                        ceil_mode=bool(ceil_mode))
+
+
+@TABLE.register("aten.max_pool3d.default")
+def max_pool3d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation, 3)
+    return N.max_pool3d(self, pool_size=k, strides=s, padding=p, dilation=d,
+                        ceil_mode=bool(ceil_mode))
+
+
+@TABLE.register("aten.max_pool3d_with_indices.default")
+def max_pool3d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):
+    return (max_pool3d(self, kernel_size, stride, padding, dilation, ceil_mode), None)
 
 
 @TABLE.register("aten.avg_pool2d.default")
@@ -213,10 +253,18 @@ def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
 def avg_pool1d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
                count_include_pad=True):
     k, s, p, _ = _pool_args(kernel_size, stride, padding, 1, 1)
-    y = N.avg_pool2d(T.expand_dims(self, -1), pool_size=(k[0], 1), strides=(s[0], 1),
-                     padding=(p[0], 0), ceil_mode=bool(ceil_mode),
-                     count_include_pad=bool(count_include_pad))
-    return T.squeeze(y, [-1])
+    return N.avg_pool1d(self, pool_size=k, strides=s, padding=p, ceil_mode=bool(ceil_mode),
+                        count_include_pad=bool(count_include_pad))
+
+
+@TABLE.register("aten.avg_pool3d.default")
+def avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    if divisor_override is not None:
+        raise ConversionError("avg_pool3d divisor_override")
+    k, s, p, _ = _pool_args(kernel_size, stride, padding, 1, 3)
+    return N.avg_pool3d(self, pool_size=k, strides=s, padding=p, ceil_mode=bool(ceil_mode),
+                        count_include_pad=bool(count_include_pad))
 
 
 @TABLE.register("aten.adaptive_avg_pool2d.default", "aten._adaptive_avg_pool2d.default")
@@ -242,11 +290,16 @@ def adaptive_max_pool2d(self, output_size):
 
 @TABLE.register("aten.pixel_shuffle.default")
 def pixel_shuffle(self, upscale_factor):
-    r = int(upscale_factor)
-    n, c, h, w = shape(self)
-    y = T.reshape(self, [n, c // (r * r), r, r, h, w])
-    y = T.transpose(y, [0, 1, 4, 2, 5, 3])
-    return T.reshape(y, [n, c // (r * r), h * r, w * r])
+    if ndim(self) != 4:
+        raise ConversionError("pixel_shuffle of a tensor that is not 4-D")
+    return N.depth_to_space(self, int(upscale_factor), mode="CRD")
+
+
+@TABLE.register("aten.pixel_unshuffle.default")
+def pixel_unshuffle(self, downscale_factor):
+    if ndim(self) != 4:
+        raise ConversionError("pixel_unshuffle of a tensor that is not 4-D")
+    return N.space_to_depth(self, int(downscale_factor), mode="CRD")
 
 
 @TABLE.register("aten.channel_shuffle.default", "aten.native_channel_shuffle.default")

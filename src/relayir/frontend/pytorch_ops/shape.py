@@ -230,23 +230,6 @@ def unbind(self, dim=0):
     return [T.squeeze(p, [d]) for p in parts]
 
 
-def _triangle(self, diagonal, upper):
-    rows, cols = shape(self)[-2:]
-    keep = np.triu(np.ones((rows, cols), bool), int(diagonal)) if upper else \
-        np.tril(np.ones((rows, cols), bool), int(diagonal))
-    return T.where(const(keep), self, T.zeros_like(self))
-
-
-@TABLE.register("aten.tril.default")
-def tril(self, diagonal=0):
-    return _triangle(self, diagonal, False)
-
-
-@TABLE.register("aten.triu.default")
-def triu(self, diagonal=0):
-    return _triangle(self, diagonal, True)
-
-
 def _pad_width(x, pad):
     n = ndim(x)
     width = [[0, 0] for _ in range(n)]
