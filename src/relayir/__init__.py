@@ -20,13 +20,17 @@ from .executor import create_executor
 from .ir import *  # noqa: F403
 from .ir.parser import parse, parse_expr
 from .ir.printer import astext
-from .op import nn
+from .op import dynamic as dyn
+from .op import image, nn
 from .op import reduce as _reduce
 from .op import tensor as _tensor
 from .op import transform as _transform_ops
+from .op.algorithm import *  # noqa: F403
+from .op.bitwise import *  # noqa: F403
 from .op.layout import layout_transform
 from .op.reduce import *  # noqa: F403
 from .op.registry import get_op
+from .op.scatter import *  # noqa: F403
 from .op.tensor import *  # noqa: F403
 from .op.transform import *  # noqa: F403
 from .prelude import Prelude
