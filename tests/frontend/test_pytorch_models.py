@@ -1,5 +1,6 @@
 """The PyTorch model zoo imported through ``from_pytorch``, each checked against eager
-torch (float32, rtol 1e-4 / atol 1e-5) through the debug executor."""
+torch (float32, rtol 1e-4 / atol 1e-5) through the debug executor and, built at opt
+level 3 for the cpu target, through the graph executor."""
 
 from __future__ import annotations
 
@@ -33,16 +34,24 @@ def _randomize(model: nn.Module, seed: int = 0) -> nn.Module:
     return model.eval()
 
 
-def check(model, infos, *inputs, rtol=1e-4, atol=1e-5):
+def check(model, infos, *inputs, rtol=1e-4, atol=1e-5, native=True):
     mod, params = from_pytorch(model, infos)
+    arrays = [x.numpy() for x in inputs]
     run = relayir.create_executor("debug", mod).evaluate()
-    got = run(*[x.numpy() for x in inputs], **params)
+    got = run(*arrays, **params)
     with torch.no_grad():
         want = model(*inputs)
-    wants = want if isinstance(want, (tuple, list)) else [want]
+    wants = [w.numpy() for w in (want if isinstance(want, (tuple, list)) else [want])]
     gots = got if isinstance(want, (tuple, list)) else [got]
     for g, w in zip(gots, wants):
-        np.testing.assert_allclose(np.asarray(g), w.numpy(), rtol=rtol, atol=atol)
+        np.testing.assert_allclose(np.asarray(g), w, rtol=rtol, atol=atol)
+    if native:
+        with relayir.transform.PassContext(opt_level=3):
+            lib = relayir.build(mod, target="cpu", params=params)
+        m = relayir.graph_executor.GraphModule(lib)
+        m.run(**{name: a for (name, *_), a in zip(infos, arrays)})
+        for i, w in enumerate(wants):
+            np.testing.assert_allclose(m.get_output(i), w, rtol=rtol, atol=atol)
     return mod, params
 
 
