@@ -239,6 +239,10 @@ class NumpyKernel(Kernel):
         self.input_types = tuple(t for p in func.params for t in flatten_type(p.checked_type))
         self.output_types = tuple(flatten_type(func.checked_type.ret_type))
         self._evaluate, self._single = _compile(func)
+        # the body is one op call on the params in order: call its reference directly
+        body = func.body
+        self._single_ref = (body.op.reference, body.attrs) \
+            if self._single and len(self.output_types) == 1 else None
 
     def source(self) -> str:
         """The primitive function as Relay text (without type comments: parseable)."""
@@ -252,9 +256,20 @@ class NumpyKernel(Kernel):
         return self._runner(arrays)
 
     def call_unchecked(self, *arrays: np.ndarray) -> None:
-        # no type check: a dynamic-shape caller (the VM) allocated the outputs from the
-        # shape function; the reference's result shape is still compared with them
-        return self._runner(arrays)()
+        # no type check and no per-call closure: the VM checked its inputs at entry and
+        # allocated every other array from the types (or shape functions) it compiled
+        # against. Only the reference's result shape is compared with the output's, so a
+        # wrong reference is an error, never a silent broadcast.
+        n = len(self.input_types)
+        if self._single_ref is not None:
+            ref, attrs = self._single_ref
+            _store(self.name, 0, ref(*arrays[:n], attrs), arrays[n])
+            return None
+        flat: list = []
+        _flatten_value(self._evaluate(arrays[:n]), flat)
+        for i, (r, o) in enumerate(zip(flat, arrays[n:])):
+            _store(self.name, i, r, o)
+        return None
 
     def evaluate(self, *inputs: np.ndarray) -> list[np.ndarray]:
         """The outputs as fresh arrays (flat): for primitive functions whose output shapes
@@ -268,12 +283,11 @@ class NumpyKernel(Kernel):
         ins, outs = arrays[:n], arrays[n:]
         name = self.name
         ndarray, asarray = np.ndarray, np.asarray
-        if self._single and len(outs) == 1:
-            body = self.func.body
-            ref, attrs, out = body.op.reference, body.attrs, outs[0]
+        if self._single_ref is not None:
+            (ref, attrs), out = self._single_ref, outs[0]
             shape = out.shape
 
-            def run_single():
+            def run_single():  # _store inlined: the graph executor's per-kernel path
                 r = ref(*ins, attrs)
                 if type(r) is not ndarray:
                     r = asarray(r)
@@ -290,13 +304,18 @@ class NumpyKernel(Kernel):
             flat: list = []
             _flatten_value(value, flat)
             for i, (r, o) in enumerate(zip(flat, outs)):
-                if type(r) is not ndarray:
-                    r = asarray(r)
-                if r.shape != o.shape:
-                    _bad_shape(name, i, r, o)
-                o[...] = r
+                _store(name, i, r, o)
 
         return run
+
+
+def _store(name: str, i: int, result, out: np.ndarray) -> None:
+    """Write a reference's ``result`` into output ``i``, whose shape it must have."""
+    if type(result) is not np.ndarray:
+        result = np.asarray(result)
+    if result.shape != out.shape:
+        _bad_shape(name, i, result, out)
+    out[...] = result  # assignment casts like casting='unsafe', and is faster
 
 
 def _bad_shape(name: str, i: int, result: np.ndarray, out: np.ndarray):

@@ -13,6 +13,12 @@ different dtypes share storage too.
 ``plan_memory(graph)`` works on the graph JSON itself (the ``nodes``, ``heads`` and
 ``attrs.shape`` / ``attrs.dltype`` lists), and ``MemoryPlan.from_graph`` recomputes
 the report from a graph that already has its ``storage_id`` list, e.g. a loaded one.
+
+``pack_offsets`` is the other planner: it places tensors at byte offsets inside ONE
+buffer from a conflict relation (which tensors are live at the same time), so that a
+small tensor can sit in the part of a big dead one's storage that is free. The VM's
+storage plan (``vm/liveness.py``) uses it; its lifetimes come from dataflow liveness
+over bytecode with branches, so it takes conflicts rather than graph order.
 """
 
 from __future__ import annotations
@@ -181,4 +187,31 @@ def plan_memory(graph: dict, match_range: int = MATCH_RANGE) -> MemoryPlan:
     return _report(entries, sids, sizes, kinds)
 
 
-__all__ = ["MATCH_RANGE", "MemoryPlan", "entry_nbytes", "plan_memory"]
+def pack_offsets(sizes, conflicts, alignment: int = 64) -> tuple[list[int], int]:
+    """Byte offsets in one buffer for tensors of ``sizes`` bytes such that tensors that
+    conflict (``conflicts[i]``: the indices live at the same time as ``i``) never
+    overlap; returns ``(offsets, buffer bytes)``. Greedy by size, as TFLite's arena
+    planner: largest first, each in the smallest gap between its already placed
+    conflicts that holds it (else after the last of them). Offsets are multiples of
+    ``alignment``."""
+    def padded(i: int) -> int:
+        return -(-int(sizes[i]) // alignment) * alignment
+
+    offsets = [-1] * len(sizes)
+    total = 0
+    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        need = padded(i)
+        busy = sorted((offsets[j], offsets[j] + padded(j)) for j in conflicts.get(i, ())
+                      if offsets[j] >= 0)
+        at, best, best_gap = 0, None, None
+        for lo, hi in busy:
+            gap = lo - at
+            if gap >= need and (best_gap is None or gap < best_gap):
+                best, best_gap = at, gap
+            at = max(at, hi)
+        offsets[i] = at if best is None else best
+        total = max(total, offsets[i] + need)
+    return offsets, total
+
+
+__all__ = ["MATCH_RANGE", "MemoryPlan", "entry_nbytes", "pack_offsets", "plan_memory"]

@@ -17,7 +17,7 @@ class Opcode(IntEnum):
     Invoke = 2          # func_index, (args...), dst
     InvokeClosure = 3   # closure, (args...), dst
     InvokePacked = 4    # kernel_index, (inputs...), (outputs...)
-    AllocTensor = 5     # dst, shape, dtype[, storage slot: liveness.py]
+    AllocTensor = 5     # dst, shape, dtype[, storage register, byte offset: liveness.py]
     AllocADT = 6        # dst, constructor_index (-1: tuple), (fields...)
     AllocClosure = 7    # dst, func_index, (captured...)
     GetField = 8        # dst, obj, index
@@ -34,6 +34,7 @@ class Opcode(IntEnum):
     ReshapeTensor = 18        # dst, tensor, shape register: a view, no copy
     InvokeDataDependent = 19  # kernel_index, (inputs...), dst: tuple of fresh outputs
     ShapeOf = 20              # dst, tensor, dtype: its shape as a 1-D tensor
+    AllocStorage = 21   # dst, nbytes, alignment, slot: the frame arena's buffer ``slot``
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +66,10 @@ def format_instruction(ins: Instruction, exe=None) -> str:
         name = exe.kernel_names[a[0]] if exe is not None else str(a[0])
         return f"invoke_packed {name} in({_regs(a[1])}) out({_regs(a[2])})"
     if op is Opcode.AllocTensor:
-        slot = f" slot {a[3]}" if len(a) > 3 and a[3] >= 0 else ""  # storage reuse
-        return f"alloc_tensor $r{a[0]} {list(a[1])} {a[2]}{slot}"
+        at = f" storage $r{a[3]} offset {a[4]}" if len(a) > 3 else ""  # a planned view
+        return f"alloc_tensor $r{a[0]} {list(a[1])} {a[2]}{at}"
+    if op is Opcode.AllocStorage:
+        return f"alloc_storage $r{a[0]} {a[1]} bytes align {a[2]} slot {a[3]}"
     if op is Opcode.AllocADT:
         if a[1] < 0:
             return f"alloc_tuple $r{a[0]} ({_regs(a[2])})"

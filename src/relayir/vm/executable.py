@@ -44,8 +44,8 @@ class Executable:
         return load(path)
 
     def storage_bytes(self) -> int:
-        """Bytes of the storage slots of one activation of every function (the arena
-        the VM reuses across calls; ``liveness.py``)."""
+        """Bytes of the ``AllocStorage`` buffers of one activation of every function (the
+        arena the VM reuses across calls; planned by ``liveness.py``)."""
         from .liveness import storage_bytes
 
         return sum(storage_bytes(f) for f in self.functions)

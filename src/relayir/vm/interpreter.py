@@ -11,20 +11,23 @@ Speed (see ``benchmarks/vm.py``):
   from Python; every other tensor a kernel sees was allocated by the VM from the static
   type it was compiled against, so kernels are called without checks;
 - a C kernel's ``InvokePacked`` owns a ctypes pointer array and, for operands that
-  hold the same objects run after run (constants, storage-slot views, parameters:
+  hold the same objects run after run (constants, planned-storage views, parameters:
   ``liveness.stable_registers``), remembers the array it last passed: a call rewrites
   only the addresses that changed, then makes one ctypes call. Other operands' addresses
   are taken per call and their arrays not kept, so nothing outlives its last use
   (kernels with symbolic dims also get their dims array refreshed from the shapes);
 - a straight run of ``LoadConst`` / ``AllocTensor`` ending in a C kernel call is one
   dispatch (``_Decoder.fold``);
-- a private tensor (``liveness.private_tensors``) without a slot, e.g. of a dynamic
-  shape, goes back to a pool keyed by (shape, dtype) when ``KillRegister`` names it
-  pooled, and ``AllocTensor`` / ``AllocTensorReg`` take from that pool first;
-- ``AllocTensor`` with a storage slot (``liveness.py`` assigns them to tensors that
-  only kernels ever see) returns a view of the frame's *arena*, a set of buffers kept
-  per function and reused by every later call: a static model allocates nothing but
-  its result after the first run, and the pointer arrays never change.
+- a private tensor (``liveness.private_tensors``) without planned storage, e.g. of a
+  dynamic shape, goes back to a pool keyed by (shape, dtype) when ``KillRegister`` names
+  it pooled, and ``AllocTensor`` / ``AllocTensorReg`` take from that pool first;
+- ``AllocStorage`` binds its register to a buffer of the frame's *arena* (kept per
+  function and reused by every later call), and ``AllocTensor`` on a storage register
+  and offset (``liveness.py`` plans them for tensors that only kernels ever see)
+  returns a view the arena made once: a static model allocates nothing but its result
+  after the first run, and the pointer arrays never change. The decoder resolves each
+  storage register to the one ``AllocStorage`` that binds it (a function where one is
+  bound twice is refused).
 """
 
 from __future__ import annotations
@@ -72,10 +75,11 @@ _KILL = int(Opcode.KillRegister)
 _SHAPE_FUNC, _ALLOC_TENSOR_REG, _RESHAPE_TENSOR, _DATA_DEPENDENT, _SHAPE_OF = (
     int(Opcode.InvokeShapeFunc), int(Opcode.AllocTensorReg), int(Opcode.ReshapeTensor),
     int(Opcode.InvokeDataDependent), int(Opcode.ShapeOf))
+_ALLOC_STORAGE = int(Opcode.AllocStorage)
 # decoded-only opcodes (never in bytecode): variants chosen once at decode time
 _PACKED_C = 100        # C kernel: pointer array + last-seen arrays
 _PACKED_C_DIMS = 101   # C kernel with symbolic dims
-_ALLOC_SLOT = 102      # AllocTensor from the frame's arena
+_ALLOC_SLOT = 102      # AllocTensor on planned storage: a view the frame's arena holds
 _PACKED_RUN = 103      # LoadConst / AllocTensor ... then a C kernel, in one dispatch
 _POOL_DEPTH = 4        # buffers kept per (shape, dtype): more are left to the GC
 _POOL_KEYS = 256       # shapes kept; past this (many lengths seen) the pool starts over
@@ -137,15 +141,15 @@ def _dim_sources(kernel) -> tuple:
 
 
 class _Arena:
-    """The storage slots of one activation of a function, and a view per
-    slot-allocating ``AllocTensor`` (indexed as the decoded instruction says)."""
+    """The storage buffers of one activation of a function (``AllocStorage`` slots), and
+    a view per planned ``AllocTensor`` (indexed as the decoded instruction says)."""
 
     __slots__ = ("buffers", "views")
 
-    def __init__(self, slot_bytes: list[int], allocs: list[tuple]):
-        self.buffers = [_aligned_empty(n) for n in slot_bytes]
-        self.views = [self.buffers[slot][: int(np.prod(shape, dtype=np.int64)) * dtype.itemsize]
-                      .view(dtype).reshape(shape) for slot, shape, dtype in allocs]
+    def __init__(self, storages: list[tuple[int, int]], allocs: list[tuple]):
+        self.buffers = [_aligned_buffer(n, align) for n, align in storages]
+        self.views = [self.buffers[slot][offset: offset + _nbytes(shape, dtype)]
+                      .view(dtype).reshape(shape) for slot, offset, shape, dtype in allocs]
 
     @property
     def nbytes(self) -> int:
@@ -160,23 +164,24 @@ class _Decoder:
         self.constants = constants
 
     def function(self, fn) -> tuple[list, list, list]:
-        code, slot_bytes, allocs = [], [], []
+        code, storages, allocs = [], [], []
         stable = stable_registers(fn)
+        bound = _storage_bindings(fn)  # storage register -> (slot, nbytes, alignment)
+        for slot, nbytes, align in sorted(bound.values()):
+            storages.extend([(0, 1)] * (slot + 1 - len(storages)))
+            storages[slot] = (nbytes, align)
         for pc, ins in enumerate(fn.instructions):
             op, a = ins.op, ins.args
             if op is Opcode.InvokePacked:
                 code.append(self.invoke_packed(ins, 0 if stable is None else stable[pc]))
-                continue
-            if op is Opcode.AllocTensor and len(a) > 3 and a[3] >= 0:
-                shape, dtype, slot = tuple(a[1]), np.dtype(a[2]), a[3]
-                nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-                slot_bytes.extend([0] * (slot + 1 - len(slot_bytes)))
-                slot_bytes[slot] = max(slot_bytes[slot], nbytes)
-                allocs.append((slot, shape, dtype))
-                code.append((_ALLOC_SLOT, a[0], len(allocs) - 1, None, None))
+            elif op is Opcode.AllocTensor and len(a) > 3:
+                code.append((_ALLOC_SLOT, a[0], len(allocs), None, None))
+                allocs.append(_planned_view(fn, pc, bound))
+            elif op is Opcode.AllocStorage:
+                code.append((_ALLOC_STORAGE, a[0], a[3], None, None))
             else:
                 code.append(self.instruction(ins))
-        return code, slot_bytes, allocs
+        return code, storages, allocs
 
     @staticmethod
     def fold(fn, code: list) -> list:
@@ -213,7 +218,7 @@ class _Decoder:
 
     def invoke_packed(self, ins, stable: int) -> tuple:
         """A C kernel call keeps the arrays of the operands in ``stable`` (a bitset of
-        registers holding constants, slot views or parameters: the same objects every
+        registers holding constants, planned views or parameters: the same objects every
         run) to skip their address when unchanged; the others' addresses are taken on
         every call, and their arrays are not kept alive."""
         a = ins.args
@@ -527,6 +532,9 @@ class VirtualMachine:
             elif op == _SHAPE_OF:
                 regs[a] = np.array(regs[b].shape, c)
                 pc += 1
+            elif op == _ALLOC_STORAGE:
+                regs[a] = arena.buffers[b]
+                pc += 1
             elif op == _FATAL:
                 raise VMError(a)
             else:
@@ -536,8 +544,8 @@ class VirtualMachine:
         free = self._arenas[func]
         if free:
             return free.pop()
-        slot_bytes, allocs = self._arena_layout[func]
-        return _Arena(slot_bytes, allocs) if allocs else None
+        storages, allocs = self._arena_layout[func]
+        return _Arena(storages, allocs) if storages else None
 
     def _kernel_failed(self, call) -> None:
         raise VMError(f"kernel {call.keep[2].name} returned an error status")
@@ -555,6 +563,50 @@ def _tick(prof: dict, key: int, seconds: float) -> None:
     else:
         cell[0] += seconds
         cell[1] += 1
+
+
+def _storage_bindings(fn) -> dict[int, tuple[int, int, int]]:
+    """Storage register → ``(slot, nbytes, alignment)`` of the ``AllocStorage`` that
+    binds it; each register and slot must be bound once."""
+    bound: dict[int, tuple[int, int, int]] = {}
+    for ins in fn.instructions:
+        if ins.op is Opcode.AllocStorage:
+            dst, nbytes, align, slot = ins.args
+            if dst in bound or slot in {s for s, _, _ in bound.values()} or slot < 0 \
+                    or nbytes < 0 or align < 1 or align & (align - 1):
+                raise VMError(f"@{fn.name}: alloc_storage $r{dst} (slot {slot}, {nbytes} "
+                              f"bytes, align {align}): each storage register and slot is "
+                              f"bound once, with a power-of-two alignment")
+            bound[dst] = (slot, nbytes, align)
+    return bound
+
+
+def _planned_view(fn, pc: int, bound: dict) -> tuple:
+    """``(slot, offset, shape, dtype)`` of the ``AllocTensor`` at ``pc`` on planned
+    storage, checked to lie inside its buffer at an aligned offset."""
+    dst, shape, dtype, storage, offset = fn.instructions[pc].args
+    shape, dtype = tuple(shape), np.dtype(dtype)
+    if storage not in bound:
+        raise VMError(f"@{fn.name} instruction {pc}: alloc_tensor $r{dst} reads storage "
+                      f"$r{storage}, which no alloc_storage binds")
+    slot, nbytes, align = bound[storage]
+    need = _nbytes(shape, dtype)
+    if offset < 0 or offset % align or offset % dtype.itemsize or offset + need > nbytes:
+        raise VMError(f"@{fn.name} instruction {pc}: alloc_tensor $r{dst} of {need} bytes "
+                      f"at offset {offset} does not fit storage $r{storage} of {nbytes} "
+                      f"bytes (alignment {align})")
+    return slot, offset, shape, dtype
+
+
+def _nbytes(shape: tuple, dtype: np.dtype) -> int:
+    return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+
+
+def _aligned_buffer(nbytes: int, align: int) -> np.ndarray:
+    """``nbytes`` (at least 1) of uint8 starting at a multiple of ``align``."""
+    raw = np.empty(max(nbytes, 1) + align, dtype=np.uint8)
+    start = (-raw.ctypes.data) % align
+    return raw[start: start + max(nbytes, 1)]
 
 
 def _aligned(a: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Liveness over VM bytecode: register reuse, storage slots and ``KillRegister``.
+"""Liveness over VM bytecode: register reuse, planned storage and ``KillRegister``.
 
 A post-pass over each function's emitted instructions (``optimize_function``):
 
@@ -10,19 +10,21 @@ A post-pass over each function's emitted instructions (``optimize_function``):
    other is live; a greedy colouring (in order of first definition, ``Move``\\ s
    coalesced when they can be) gives registers that never interfere the same slot.
    Parameters keep registers ``0..n-1``.
-3. **Storage slots** (compile-time storage reuse). A static-shape ``AllocTensor`` whose
-   register has that one definition and is read only by ``InvokePacked`` (never moved,
-   returned, passed to a function, or put in a tuple, ADT or closure) holds a tensor
-   that nothing outlives the frame: it gets a storage slot, shared with every such
-   tensor whose live range it does not overlap (best fit by size). The instruction
-   becomes ``AllocTensor(dst, shape, dtype, slot)``; the interpreter serves it from a
-   per-function arena that later calls reuse, so a static model allocates only its
-   result after the first run.
+3. **Planned storage** (compile-time storage reuse). A static-shape ``AllocTensor``
+   whose register has that one definition and is read only by ``InvokePacked`` (never
+   moved, returned, passed to a function, or put in a tuple, ADT or closure) holds a
+   tensor that nothing outlives the frame: it gets a byte offset in the function's one
+   storage buffer, packed by ``backend.memory_plan.pack_offsets`` so that tensors whose
+   live ranges overlap (they interfere) never share bytes. The function then starts
+   with ``AllocStorage(s, nbytes, alignment, slot 0)`` binding a fresh register ``s`` to
+   the frame arena's buffer, and the instruction becomes ``AllocTensor(dst, shape,
+   dtype, s, offset)``: a view. The interpreter keeps arenas per function for later
+   calls, so a static model allocates only its result after the first run.
 4. **KillRegister** after the instruction where a register holding run-time memory (a
    fresh tensor, a call's result, a tuple / ADT / closure) dies, unless the next
    instruction overwrites that register anyway or returns. A dying *private* fresh tensor
-   (``private_tensors``: only kernels saw it; dynamic shapes, or static ones without a
-   slot) is named as pooled: the interpreter keeps its buffer for the next
+   (``private_tensors``: only kernels saw it; dynamic shapes, or static ones without
+   planned storage) is named as pooled: the interpreter keeps its buffer for the next
    ``AllocTensor`` / ``AllocTensorReg`` of that shape and dtype, so a dynamic model run
    at a length it has seen allocates nothing new. Registers that die on a branch edge
    are freed with the frame.
@@ -32,8 +34,8 @@ instruction defines or reads); a function using an opcode missing from the table
 left unchanged, so new opcodes degrade to "no reuse", never to a wrong program.
 
 ``PassContext(disabled_pass=["VMLiveness"])`` turns the whole pass off;
-``disabled_pass=["VMStorageReuse"]`` keeps register reuse and kills but gives no
-storage slots.
+``disabled_pass=["VMStorageReuse"]`` keeps register reuse and kills but plans no
+storage.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from collections import deque
 
 import numpy as np
 
+from ..backend.memory_plan import pack_offsets
 from .bytecode import Instruction, Opcode, VMFunction
 
 DEF, USE, USES, IMM = "def", "use", "uses", "imm"
@@ -54,7 +57,8 @@ OPERANDS: dict[Opcode, tuple[str, ...]] = {
     Opcode.Invoke: (IMM, USES, DEF),
     Opcode.InvokeClosure: (USE, USES, DEF),
     Opcode.InvokePacked: (IMM, USES, USES),  # outputs are written in place: read
-    Opcode.AllocTensor: (DEF, IMM, IMM, IMM),
+    Opcode.AllocTensor: (DEF, IMM, IMM, USE, IMM),  # the last two: planned storage only
+    Opcode.AllocStorage: (DEF, IMM, IMM, IMM),
     Opcode.AllocADT: (DEF, IMM, USES),
     Opcode.AllocClosure: (DEF, IMM, USES),
     Opcode.GetField: (DEF, USE, IMM),
@@ -81,6 +85,8 @@ _HOLDS_MEMORY = {Opcode.AllocTensor, Opcode.Invoke, Opcode.InvokeClosure, Opcode
                  Opcode.ReshapeTensor, Opcode.InvokeDataDependent}
 
 _ALIGN = 64
+# opcodes only this pass emits: a function holding one was optimised already
+_OPTIMISED = {Opcode.KillRegister, Opcode.AllocStorage}
 
 
 def defs_uses(ins: Instruction) -> tuple[list[int], list[int]]:
@@ -231,56 +237,41 @@ def private_tensors(fn: VMFunction) -> set[int]:
     return {r for r in allocs if ndefs[r] == 1 and r not in escapes}
 
 
-def storage_slots(fn: VMFunction, graph: dict[int, set[int]]) -> dict[int, int]:
-    """Instruction index of a slot-eligible ``AllocTensor`` → its storage slot."""
-    code = fn.instructions
+def storage_offsets(fn: VMFunction, graph: dict[int, set[int]]) -> tuple[dict[int, int], int]:
+    """Instruction index of each plannable ``AllocTensor`` → its byte offset in the
+    function's storage buffer, and that buffer's size (see the module docstring)."""
     private = private_tensors(fn)
-    candidates = []  # (instruction index, register, nbytes)
-    for i, ins in enumerate(code):
-        if ins.op is not Opcode.AllocTensor:
+    where, regs, sizes = [], [], []
+    for i, ins in enumerate(fn.instructions):
+        if ins.op is not Opcode.AllocTensor or len(ins.args) > 3:
             continue
         dst, shape, dtype = ins.args[:3]
-        if dst not in private:
-            continue
-        if not all(isinstance(d, (int, np.integer)) for d in shape):
-            continue
-        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        candidates.append((i, dst, -(-nbytes // _ALIGN) * _ALIGN))
-    slot_of_reg: dict[int, int] = {}
-    sizes: list[int] = []
-    result: dict[int, int] = {}
-    for i, reg, nbytes in candidates:
-        busy = {slot_of_reg[n] for n in graph.get(reg, ()) if n in slot_of_reg}
-        free = [s for s in range(len(sizes)) if s not in busy]
-        fits = [s for s in free if sizes[s] >= nbytes]
-        if fits:
-            slot = min(fits, key=lambda s: sizes[s])
-        elif free:
-            slot = max(free, key=lambda s: sizes[s])
-            sizes[slot] = nbytes
-        else:
-            slot = len(sizes)
-            sizes.append(nbytes)
-        slot_of_reg[reg] = slot
-        result[i] = slot
-    return result
+        if dst in private and all(isinstance(d, (int, np.integer)) for d in shape):
+            where.append(i)
+            regs.append(dst)
+            sizes.append(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
+    index = {r: k for k, r in enumerate(regs)}  # private tensors are defined once
+    conflicts = {k: [index[n] for n in graph.get(r, ()) if n in index]
+                 for k, r in enumerate(regs)}
+    offsets, total = pack_offsets(sizes, conflicts, _ALIGN)
+    return dict(zip(where, offsets)), total
 
 
 def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
     """The pass (see the module docstring); returns a new ``VMFunction``."""
     code = fn.instructions
-    if not code or any(ins.op not in OPERANDS or ins.op is Opcode.KillRegister
-                       for ins in code):
+    if not code or any(ins.op not in OPERANDS or ins.op in _OPTIMISED for ins in code):
         return fn  # an opcode this pass does not know, or already optimised
     live = Liveness(fn)
     graph = interference(fn, live)
     colour = _colour(fn, graph)
-    slots = storage_slots(fn, graph) if storage_reuse else {}
+    offsets, storage_size = storage_offsets(fn, graph) if storage_reuse else ({}, 0)
+    storage = max(list(colour.values()) + [len(fn.param_names) - 1]) + 1  # a fresh register
     memory_regs = set()
     for ins in code:
         if ins.op in _HOLDS_MEMORY:
             memory_regs.update(defs_uses(ins)[0])
-    for i in slots:
+    for i in offsets:
         memory_regs.discard(code[i].args[0])
     memory_regs -= set(range(len(fn.param_names)))
     for ins in code:
@@ -294,12 +285,14 @@ def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
     for i in range(len(code) - 1, -1, -1):
         kept_from[i] = kept_from[i + 1] if vanishes[i] else i
     out: list[Instruction] = []
+    if offsets:  # once per call; jumps are relative, so a prefix moves none of them
+        out.append(Instruction(Opcode.AllocStorage, (storage, storage_size, _ALIGN, 0)))
     new_index = []
     for i, ins in enumerate(code):
         new_index.append(len(out))
         args = _renamed(ins, colour)
-        if i in slots:
-            args = args[:3] + (slots[i],)
+        if i in offsets:
+            args = args[:3] + (storage, offsets[i])
         if not vanishes[i]:
             out.append(Instruction(ins.op, args))
         if live.succ[i] != (i + 1,) or i + 1 >= len(code):
@@ -326,6 +319,8 @@ def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
                 a[p] = new_index[old + code[old].args[p]] - j
             out[j] = Instruction(ins.op, tuple(a))
     nregs = max(list(colour.values()) + [len(fn.param_names) - 1]) + 1 if colour else 0
+    if offsets:
+        nregs = storage + 1
     return dataclasses.replace(fn, instructions=out, num_regs=nregs)
 
 
@@ -360,9 +355,10 @@ def optimize_functions(functions: list) -> list:
 
 def stable_registers(fn: VMFunction) -> list[int] | None:
     """Per instruction, the bitset of registers whose value there was surely set by a
-    ``LoadConst``, a slot ``AllocTensor`` or the caller (a parameter): values that stay
-    the same objects from run to run, so the interpreter may keep them to skip
-    recomputing their addresses. A forward "must" dataflow (intersection at joins).
+    ``LoadConst``, an ``AllocStorage`` or ``AllocTensor`` on planned storage, or the
+    caller (a parameter): values that stay the same objects from run to run, so the
+    interpreter may keep them to skip recomputing their addresses. A forward "must"
+    dataflow (intersection at joins).
     ``None`` for a function with an opcode ``OPERANDS`` does not know."""
     code = fn.instructions
     if any(ins.op not in OPERANDS for ins in code):
@@ -373,8 +369,8 @@ def stable_registers(fn: VMFunction) -> list[int] | None:
     gen, kill = [], []
     for ins in code:
         defs = _bits(defs_uses(ins)[0])
-        same = ins.op is Opcode.LoadConst or (
-            ins.op is Opcode.AllocTensor and len(ins.args) > 3 and ins.args[3] >= 0)
+        same = ins.op is Opcode.LoadConst or ins.op is Opcode.AllocStorage or (
+            ins.op is Opcode.AllocTensor and len(ins.args) > 3)
         gen.append(defs if same else 0)
         kill.append(defs)
     succ = [successors(i, ins) for i, ins in enumerate(code)]
@@ -393,16 +389,10 @@ def stable_registers(fn: VMFunction) -> list[int] | None:
 
 
 def storage_bytes(fn: VMFunction) -> int:
-    """Bytes of one activation's arena (the sum of its slots' sizes)."""
-    sizes: dict[int, int] = {}
-    for ins in fn.instructions:
-        if ins.op is Opcode.AllocTensor and len(ins.args) > 3 and ins.args[3] >= 0:
-            _, shape, dtype, slot = ins.args[:4]
-            n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-            sizes[slot] = max(sizes.get(slot, 0), n)
-    return sum(sizes.values())
+    """Bytes of one activation's arena (its ``AllocStorage`` buffers)."""
+    return sum(ins.args[1] for ins in fn.instructions if ins.op is Opcode.AllocStorage)
 
 
 __all__ = ["Liveness", "OPERANDS", "defs_uses", "interference", "optimize_function",
            "optimize_functions", "private_tensors", "stable_registers", "storage_bytes",
-           "storage_slots", "successors"]
+           "storage_offsets", "successors"]

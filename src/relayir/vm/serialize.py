@@ -3,7 +3,7 @@
 ``exe.save(path)`` writes a zip archive through the graph executor's archive helpers
 (``runtime/module.py``: atomic write, kernel-library members):
 
-- ``meta.json``: ``{"format": "relayir.vm_executable", "format_version": 1,
+- ``meta.json``: ``{"format": "relayir.vm_executable", "format_version": 2,
   "relayir_version", "target", "functions": [...], "kernel_names", "constructors",
   "messages", "num_constants", "library", "kernels", "shape_funcs"}``. A function is
   its name, parameter names and types (JSON: ``{"tensor": [dims], "dtype"}`` /
@@ -20,9 +20,10 @@
   ``null`` (a reshape, no kernel); ``shape_funcs`` holds each dynamic kernel's primitive
   function as Relay text, rebuilt into a ``ShapeFunction`` on load.
 
-``Executable.load(path)`` checks the format and its version (a newer one is a clear
+``Executable.load(path)`` checks the format and its version (another one is a clear
 ``ModuleFormatError``) and validates every operand index against its table, so a
-corrupt file fails at load, not inside a kernel.
+corrupt file fails at load, not inside a kernel (planned storage is checked too: each
+view must lie inside its ``AllocStorage`` buffer).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from ..runtime.module import (
 from .bytecode import Instruction, Opcode, VMFunction
 
 FORMAT = "relayir.vm_executable"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: planned storage (AllocStorage; AllocTensor on storage + offset)
 
 
 # ---------------------------------------------------------------- JSON pieces
@@ -247,9 +248,17 @@ def _validate(path, exe) -> None:
 
 
 def _check_operands(path, exe) -> None:
+    from .interpreter import VMError, _planned_view, _storage_bindings
     from .liveness import OPERANDS, defs_uses
 
     for fn in exe.functions:
+        try:  # planned storage: bound once, every view inside its buffer
+            bound = _storage_bindings(fn)
+            for pc, ins in enumerate(fn.instructions):
+                if ins.op is Opcode.AllocTensor and len(ins.args) > 3:
+                    _planned_view(fn, pc, bound)
+        except VMError as exc:
+            raise ModuleFormatError(f"{path}: {exc}") from None
         for pc, ins in enumerate(fn.instructions):
             where = f"{path}: @{fn.name} instruction {pc} ({ins.op.name})"
             if ins.op in _INDEXED:
