@@ -77,6 +77,35 @@ def test_recursive_factorial(target):
     assert int(vm.run(np.array(3000, "int32"))) == int(reference(mod, np.array(3000, "int32")))
 
 
+LOOP_TEXT = """
+def @loop(%i: int32, %acc: float32) -> float32 {
+  if (equal(%i, 0)) { %acc } else { @loop(subtract(%i, 1), add(%acc, 0.5f)) }
+}
+def @main(%n: int32) -> float32 {
+  let %step = fn (%i: int32, %acc: float32) -> float32 { @loop(%i, %acc) };
+  %step(%n, 0f)
+}"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_tail_calls_replace_the_frame(target):
+    from relayir.vm.interpreter import _INVOKE, _TAIL_INVOKE, _TAIL_INVOKE_CLOSURE
+
+    mod = module(LOOP_TEXT)
+    vm = relay.vm.VirtualMachine(relay.vm.compile(mod, target=target))
+    exe = vm.exe
+    ops = {f.name: {ins[0] for ins in vm.code[i]} for i, f in enumerate(exe.functions)}
+    assert _TAIL_INVOKE in ops["loop"] and _INVOKE not in ops["loop"]
+    assert _TAIL_INVOKE_CLOSURE in ops["main"] or _TAIL_INVOKE in ops["main"]
+    for n in (0, 3, 20000):
+        assert float(vm.run(np.array(n, "int32"))) == n * 0.5
+    # a call whose result is used afterwards is not a tail call
+    fact = relay.vm.VirtualMachine(relay.vm.compile(module(FACT_TEXT), target=target))
+    fact_ops = {ins[0] for ins in fact.code[fact.exe.func_index["fact"]]}
+    assert _INVOKE in fact_ops and _TAIL_INVOKE not in fact_ops
+    assert values_equal(vm.run(np.array(7, "int32")), reference(mod, np.array(7, "int32")))
+
+
 LIST_TEXT = """
 def @main(%a: Tensor[(2), float32], %b: Tensor[(2), float32]) {
   %0 = Cons(%a, Cons(%b, Cons(%a, Nil)));

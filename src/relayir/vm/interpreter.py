@@ -2,8 +2,9 @@
 
 The dispatch loop runs over pre-decoded instructions (``(opcode, a, b, c, d)`` tuples
 of plain Python objects), with one register list per frame and an explicit frame stack:
-a Relay call pushes a frame, ``Ret`` pops it, so Relay recursion never recurses in
-Python.
+a Relay call pushes a frame, ``Ret`` pops it (a call in tail position replaces the
+frame instead), so Relay recursion never recurses in Python and a tail-recursive loop
+runs in constant memory.
 
 Speed (see ``benchmarks/vm.py``):
 
@@ -81,6 +82,8 @@ _PACKED_C = 100        # C kernel: pointer array + last-seen arrays
 _PACKED_C_DIMS = 101   # C kernel with symbolic dims
 _ALLOC_SLOT = 102      # AllocTensor on planned storage: a view the frame's arena holds
 _PACKED_RUN = 103      # LoadConst / AllocTensor ... then a C kernel, in one dispatch
+_TAIL_INVOKE = 104     # Invoke whose result the function returns: reuses the frame
+_TAIL_INVOKE_CLOSURE = 105
 _POOL_DEPTH = 4        # buffers kept per (shape, dtype): more are left to the GC
 _POOL_KEYS = 256       # shapes kept; past this (many lengths seen) the pool starts over
 
@@ -276,7 +279,8 @@ class VirtualMachine:
         decoded = [decoder.function(f) for f in exe.functions]
         # plain: one dispatch per instruction (the profiler's view); code: runs folded
         self._plain_code = [c for c, _, _ in decoded]
-        self.code = [decoder.fold(f, c) for f, c in zip(exe.functions, self._plain_code)]
+        self.code = [_tail_calls(decoder.fold(f, c))
+                     for f, c in zip(exe.functions, self._plain_code)]
         self._arena_layout = [(s, a) for _, s, a in decoded]
         self._arenas: list[list] = [[] for _ in exe.functions]  # free arenas per function
         self.num_regs = [f.num_regs for f in exe.functions]
@@ -491,6 +495,20 @@ class VirtualMachine:
                 stack.append((code, regs, arena, func, pc + 1, c))
                 func, code, regs, pc = callee, codes[callee], new, 0
                 arena = self._take_arena(callee)
+            elif op in (_TAIL_INVOKE, _TAIL_INVOKE_CLOSURE):
+                # the callee's result is this frame's: replace the frame instead of
+                # stacking one, so a tail-recursive loop runs in constant memory
+                if op == _TAIL_INVOKE:
+                    callee, new = a, [regs[r] for r in b]
+                else:
+                    clo = regs[a]
+                    callee, new = clo.func, list(clo.env)
+                    new.extend([regs[r] for r in b])
+                new.extend([None] * (nregs[callee] - len(new)))
+                if arena is not None:  # its planned tensors are private: none is an argument
+                    arenas[func].append(arena)
+                func, code, regs, pc = callee, codes[callee], new, 0
+                arena = self._take_arena(callee)
             elif op == _RET:
                 value = regs[a]
                 if arena is not None:
@@ -554,6 +572,30 @@ class VirtualMachine:
     def arena_bytes(self) -> int:
         """Bytes held by the storage arenas made so far (reused by every later run)."""
         return sum(a.nbytes for free in self._arenas for a in free)
+
+
+def _tail_calls(code: list) -> list:
+    """Mark each ``Invoke`` / ``InvokeClosure`` whose result the function returns as a
+    tail call: from it, only ``KillRegister`` (the frame's end frees everything), ``Move``
+    of the result (an ``if``'s join register) and ``Goto`` lead to ``Ret`` of it."""
+    out = list(code)
+    for i, ins in enumerate(code):
+        if ins[0] not in (_INVOKE, _INVOKE_CLOSURE):
+            continue
+        value, j = ins[3], i + 1
+        for _ in range(len(code)):  # each step moves forward; bounded anyway
+            op = code[j][0] if j < len(code) else None
+            if op == _KILL and value not in code[j][1]:
+                j += 1
+            elif op == _MOVE and code[j][2] == value:
+                value, j = code[j][1], j + 1
+            elif op == _GOTO and code[j][1] > 0:
+                j += code[j][1]
+            else:
+                break
+        if j < len(code) and code[j][0] == _RET and code[j][1] == value:
+            out[i] = (_TAIL_INVOKE if ins[0] == _INVOKE else _TAIL_INVOKE_CLOSURE,) + ins[1:]
+    return out
 
 
 def _tick(prof: dict, key: int, seconds: float) -> None:
