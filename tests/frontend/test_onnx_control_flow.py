@@ -1,5 +1,6 @@
 """ONNX If / Loop / Scan import as Relay control flow (``if``, a recursive function),
-checked against ``onnx.reference`` on small models through the reference interpreter."""
+checked against ``onnx.reference`` on small models through the reference interpreter
+and the VM (cpu and numpy targets)."""
 
 from __future__ import annotations
 
@@ -28,12 +29,16 @@ def _model(nodes, inputs, outputs, inits=()):
 def _check(model, feeds):
     want = ReferenceEvaluator(model).run(None, feeds)
     mod, params = from_onnx(model)
-    out = r.create_executor("debug", mod).evaluate()(*feeds.values())
-    got = list(out) if isinstance(out, tuple) else [out]
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.shape == w.shape and g.dtype == w.dtype
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    runs = [r.create_executor("debug", mod).evaluate()]
+    runs += [r.create_executor("vm", mod, target=t).evaluate() for t in ("cpu", "numpy")]
+    for run in runs:
+        out = run(*feeds.values())
+        got = list(out) if isinstance(out, tuple) else [out]
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            g = np.asarray(g)
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
     return mod
 
 
