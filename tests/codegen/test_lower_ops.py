@@ -356,6 +356,18 @@ def _algorithm_cases():
     yield Case("bitwise_not", [rand((9,), "int32", 1)])
     yield Case("bitwise_not", [rand((9,), "uint8", 1)])
     yield Case("bitwise_not", [rand((9,), "bool", 1)])
+    for name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        yield Case(name, [rand((3, 4), "int32", 1), rand((4,), "int32", 2)])
+        yield Case(name, [rand((5,), "uint8", 1), rand((5,), "uint8", 2)])
+        yield Case(name, [rand((5,), "bool", 1), rand((5,), "bool", 2)])
+    # shift amounts past the bit width and negative ones: numpy's results, not C's UB
+    amounts = np.array([0, 1, 3, 7, 8, 9, 31, 40], "int8")
+    values = np.array([1, -1, 5, -128, 127, -7, 3, -2], "int8")
+    for name in ("left_shift", "right_shift"):
+        yield Case(name, [values, amounts])
+        yield Case(name, [values.astype("int64"), np.array([0, 1, 63, 64, 65, -1, 2, 70],
+                                                           "int64")])
+        yield Case(name, [np.array([1, 200, 255, 7], "uint8"), np.array([0, 3, 8, 1], "uint8")])
     data = rand((3, 4), "float32", 1)
     gi = np.array([[0, -1, 2, 1], [2, 2, 0, -3]], "int64")
     yield Case("gather", [data, gi], {"axis": 0})

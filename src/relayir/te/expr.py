@@ -295,6 +295,45 @@ class Max(BinaryOp):
     symbol = "max"
 
 
+class BitOp(BinaryOp):
+    """Bitwise operators of integer (or bool) operands, C's semantics. A shift by a
+    negative amount or by the bit width or more is undefined in C: computes guard it."""
+
+    __slots__ = ()
+
+    def __init__(self, a, b):
+        super().__init__(a, b)
+        if not (is_int(self.a.dtype) or self.a.dtype == "bool"):
+            raise TEError(f"{type(self).__name__} needs integer operands, found {self.a.dtype}")
+
+
+class BitAnd(BitOp):
+    __slots__ = ()
+    symbol = "&"
+
+
+class BitOr(BitOp):
+    __slots__ = ()
+    symbol = "|"
+
+
+class BitXor(BitOp):
+    __slots__ = ()
+    symbol = "^"
+
+
+class ShiftLeft(BitOp):
+    __slots__ = ()
+    symbol = "<<"
+
+
+class ShiftRight(BitOp):
+    """Arithmetic for signed operands (as gcc and numpy do), logical for unsigned."""
+
+    __slots__ = ()
+    symbol = ">>"
+
+
 class CmpOp(BinaryOp):
     __slots__ = ()
 

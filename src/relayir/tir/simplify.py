@@ -44,6 +44,12 @@ _INT_FOLD = {
     E.GE: lambda a, b: a >= b,
     E.And: lambda a, b: bool(a and b),
     E.Or: lambda a, b: bool(a or b),
+    E.BitAnd: lambda a, b: a & b,
+    E.BitOr: lambda a, b: a | b,
+    E.BitXor: lambda a, b: a ^ b,
+    # only shifts C defines fold (computes guard the others with a select)
+    E.ShiftLeft: lambda a, b: a << b if 0 <= b < 64 else None,
+    E.ShiftRight: lambda a, b: a >> b if 0 <= b < 64 else None,
 }
 
 _FLOAT_FOLD = {
@@ -162,6 +168,8 @@ class Simplifier:
         if fn is None:
             return None
         v = fn(int(a), int(b))
+        if v is None:
+            return None
         if e.dtype == "bool":
             return E.IntImm(int(bool(v)), "bool")
         return E.IntImm(_wrap(int(v), dtype), dtype)

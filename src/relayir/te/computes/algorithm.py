@@ -2,22 +2,29 @@
 
 Loop IR has no sequential scan, so ``cumsum``/``cumprod`` are a masked reduction over
 the scanned axis (quadratic in its length, exact). Sorting needs data-dependent
-control flow, and the bitwise binaries need bit operators the scalar expressions do
-not have yet: those run through their numpy references (``declare_reference_only``).
+control flow: those run through their numpy references (``declare_reference_only``).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ...op.algorithm import arange_length, einsum_dims, expand_einsum, one_hot_axis
 from .. import expr as E
 from .. import tensor as te
 from ..tensor import compute
-from .common import COMPUTE, declare_reference_only, float_acc, norm_axis, static, unravel
+from .common import (
+    COMPUTE,
+    declare_reference_only,
+    elementwise,
+    float_acc,
+    norm_axis,
+    static,
+    unravel,
+)
 
 for _op in ("topk", "sort", "argsort"):
     declare_reference_only(_op, "sorting needs data-dependent control flow")
-for _op in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
-    declare_reference_only(_op, "the scalar expressions (te/expr.py) have no bit operators")
 
 
 def _scan(combiner: str, identity: int):
@@ -116,6 +123,44 @@ def arange(attrs, inputs, out):
             return E.cast(out.dtype, i * int(attrs.step) + int(attrs.start))
 
     return compute(out.shape, fn, name="arange", tag="injective")
+
+
+def _bitwise(bit_op):
+    def rule(attrs, inputs, out):
+        return elementwise(out, inputs, bit_op, name=rule.__name__)
+
+    return rule
+
+
+for _name, _bit in (("bitwise_and", E.BitAnd), ("bitwise_or", E.BitOr),
+                    ("bitwise_xor", E.BitXor)):
+    COMPUTE.register(_name)(_bitwise(_bit))
+
+
+def _shift(left: bool):
+    """``x << s`` / ``x >> s`` with numpy's results where C's are undefined: a shift by
+    a negative amount or by the bit width or more gives 0 (or -1 for a negative ``x``
+    shifted right)."""
+
+    def fn(x, s):
+        bits = np.dtype(x.dtype).itemsize * 8
+        undefined = E.Or(E.LT(s, E.const(0, s.dtype)), E.GE(s, E.const(bits, s.dtype)))
+        if left or E.is_unsigned(x.dtype):
+            beyond = E.const(0, x.dtype)
+        else:
+            beyond = E.Select(E.LT(x, E.const(0, x.dtype)), E.const(-1, x.dtype),
+                              E.const(0, x.dtype))
+        safe = E.Select(undefined, E.const(0, s.dtype), s)
+        shifted = E.ShiftLeft(x, safe) if left else E.ShiftRight(x, safe)
+        return E.Select(undefined, beyond, shifted)
+
+    return fn
+
+
+COMPUTE.register("left_shift")(lambda attrs, inputs, out: elementwise(
+    out, inputs, _shift(True), name="left_shift"))
+COMPUTE.register("right_shift")(lambda attrs, inputs, out: elementwise(
+    out, inputs, _shift(False), name="right_shift"))
 
 
 @COMPUTE.register("bitwise_not")
