@@ -10,7 +10,6 @@ goes through the converter table in ``pytorch_ops``, and dynamic dimensions beco
 
 from __future__ import annotations
 
-import contextlib
 import operator
 
 import numpy as np
@@ -162,10 +161,6 @@ class _Importer:
                 if isinstance(dim(d), str):
                     user = given if isinstance(given, str) else None
                     self._user_symbol.setdefault(dim(d), sanitize_name(user) if user else None)
-        for sym, r in self.ep.range_constraints.items():
-            upper = getattr(r, "upper", None)
-            with contextlib.suppress(TypeError, ValueError, OverflowError):
-                self.ctx.sym_bound[str(sym)] = int(upper)
 
     def _placeholders(self):
         sig = self.ep.graph_signature

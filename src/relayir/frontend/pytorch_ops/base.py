@@ -38,7 +38,6 @@ class Context:
         self.keep: list = []  # keeps ids stable while the import runs
         self.node_val = None
         self.sym_source: dict[str, tuple[Expr, int]] = {}  # "s0" -> (tensor, axis)
-        self.sym_bound: dict[str, int] = {}  # "s0" -> an upper bound, when known
 
     def record(self, expr, val) -> None:
         if isinstance(expr, Expr) and isinstance(val, torch.Tensor):

@@ -7,8 +7,6 @@ import torch
 
 from ...ir.expr import const
 from ...op import algorithm as A
-from ...op import nn as N
-from ...op import tensor as E
 from ...op import transform as T
 from ..common import ConversionError, ConverterTable
 from .base import cast_to, ctx, is_dyn, out_dtype, out_shape, out_val, static
@@ -89,26 +87,20 @@ def arange(*args, **_):
 
 
 def _dynamic_arange(end, dt):
-    """``arange(n)`` for a symbolic ``n`` taken from a tensor's dimension, built from static
-    ops: ones of length n, summed by a ones-kernel conv1d padded on the left (the running
-    count, exact up to the symbol's upper bound), minus one."""
+    """``arange(n)`` for a symbolic ``n`` taken from a tensor's dimension, with static-rank
+    ops: the exclusive running count of ones along that dimension (one kernel that serves
+    every length on the VM)."""
     name = str(end)
     if name not in ctx().sym_source:
         raise ConversionError(f"arange to {name}, which is not a tensor dimension")
     src, ax = ctx().sym_source[name]
-    bound = ctx().sym_bound.get(name)
-    if bound is None or bound > 4096:
-        raise ConversionError(f"arange to {name} needs an upper bound (torch.export.Dim max)")
     from .base import ndim
 
     row = src
     for a in reversed(range(ndim(src))):
         if a != ax:
             row = T.take(row, const(np.int64(0)), axis=a)
-    ones = T.reshape(T.ones_like(T.cast(row, "float32")), [1, 1, -1])
-    run = N.conv1d(ones, const(np.ones((1, 1, bound), "float32")), padding=(bound - 1, 0))
-    count = E.subtract(T.reshape(run, [-1]), const(np.float32(1)))
-    return T.cast(E.round(count), dt)
+    return A.cumsum(T.ones_like(T.cast(row, dt)), axis=0, exclusive=True)
 
 
 @TABLE.register("aten.lift_fresh.default")
