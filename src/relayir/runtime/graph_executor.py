@@ -238,20 +238,7 @@ class GraphModule:
         self.run(**inputs)
         for _ in range(warmup - 1):
             self.run()
-        execute = self._execute
-        clock = time.perf_counter
-        results = []
-        for _ in range(repeat):
-            while True:
-                t0 = clock()
-                for _ in range(number):
-                    execute()
-                elapsed = clock() - t0
-                if elapsed * 1e3 >= min_repeat_ms:
-                    break
-                number = max(number + 1, int(number * min_repeat_ms / max(elapsed * 1e3, 1e-3)))
-            results.append(elapsed * 1e3 / number)
-        return BenchmarkResult(tuple(results), number)
+        return time_runs(self._execute, number, repeat, min_repeat_ms)
 
     def profile(self, number: int = 1, **inputs) -> ProfileReport:
         """Run ``number`` times, timing every kernel call; totals per kernel name."""
@@ -270,6 +257,24 @@ class GraphModule:
                 counts[name] = counts.get(name, 0) + 1
         wall = clock() - t_start
         return ProfileReport.make(totals, counts, wall * 1e3, number)
+
+
+def time_runs(run, number: int, repeat: int, min_repeat_ms: float) -> BenchmarkResult:
+    """``repeat`` timings of ``run()``, each the mean of ``number`` calls; ``number`` grows
+    while a timing takes less than ``min_repeat_ms`` (TVM's ``time_evaluator``)."""
+    clock = time.perf_counter
+    results = []
+    for _ in range(repeat):
+        while True:
+            t0 = clock()
+            for _ in range(number):
+                run()
+            elapsed = clock() - t0
+            if elapsed * 1e3 >= min_repeat_ms:
+                break
+            number = max(number + 1, int(number * min_repeat_ms / max(elapsed * 1e3, 1e-3)))
+        results.append(elapsed * 1e3 / number)
+    return BenchmarkResult(tuple(results), number)
 
 
 @dataclass(frozen=True)

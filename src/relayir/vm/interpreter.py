@@ -345,7 +345,7 @@ class VirtualMachine:
         """Time ``invoke(func_name)`` like ``GraphModule.benchmark`` (milliseconds; a
         ``BenchmarkResult`` with median / min / max). Inputs: as ``set_input`` takes
         them, or those already set."""
-        from ..runtime.graph_executor import BenchmarkResult
+        from ..runtime.graph_executor import time_runs
 
         if number < 1 or repeat < 1:
             raise VMError(f"number and repeat must be >= 1, found {number}, {repeat}")
@@ -355,19 +355,8 @@ class VirtualMachine:
         inputs = self._inputs.get(func_name, [])
         for _ in range(max(warmup, 1)):
             self.invoke(func_name)
-        run, clock = self._run, time.perf_counter
-        results = []
-        for _ in range(repeat):
-            while True:
-                t0 = clock()
-                for _ in range(number):
-                    run(idx, list(inputs))
-                elapsed = clock() - t0
-                if elapsed * 1e3 >= min_repeat_ms:
-                    break
-                number = max(number + 1, int(number * min_repeat_ms / max(elapsed * 1e3, 1e-3)))
-            results.append(elapsed * 1e3 / number)
-        return BenchmarkResult(tuple(results), number)
+        run = self._run
+        return time_runs(lambda: run(idx, list(inputs)), number, repeat, min_repeat_ms)
 
     def profile(self, *args, func_name: str = "main", number: int = 1, **kwargs):
         """Run ``func_name`` ``number`` times, timing every instruction; returns a
