@@ -33,7 +33,7 @@ from ..backend.kernels import (
 from ..backend.kernels import load_library as load_kernel_library
 from ..ir.expr import Call, Function, Op
 from ..ir.functor import post_order
-from ..ir.types import TensorType
+from ..ir.types import TensorType, is_low_precision
 from .c_printer import render_module
 from .cache import cache_dir, host_fingerprint
 from .compiler import compile_source
@@ -114,11 +114,25 @@ def lower_cpu(functions: Sequence[tuple[str, Function]], target) -> CKernelLibra
 
 
 def uses_reference_only(fn: Function) -> bool:
-    """Whether ``fn`` calls an op without a compute, which the numpy reference runs."""
+    """Whether the numpy reference runs ``fn``: it calls an op without a compute, or
+    touches a dtype C has no type for (bfloat16, float8, int4, ...: ``is_low_precision``)."""
     from ..te.computes import REFERENCE_ONLY
 
+    nodes = [*fn.params, *post_order(fn.body)]
     return any(type(n) is Call and type(n.op) is Op and n.op.name in REFERENCE_ONLY
-               for n in post_order(fn.body))
+               for n in nodes) or any(_has_low_precision(n) for n in nodes)
+
+
+def _has_low_precision(node) -> bool:
+    if not node.has_type:
+        return False
+    stack = [node.checked_type]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TensorType) and is_low_precision(t.dtype):
+            return True
+        stack.extend(getattr(t, "fields", ()))
+    return False
 
 
 def build_c_library(lowered: Sequence, target) -> CKernelLibrary:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import Error, TypeNotInferredError
-from .types import DTYPES, Node, TensorType, Type, check_dtype
+from .types import NATIVE_DTYPES, Node, TensorType, Type, check_dtype
 
 if TYPE_CHECKING:
     pass
@@ -152,7 +152,7 @@ class GlobalVar(Expr):
         return Call(self, tuple(as_expr(a) for a in args))
 
 
-_NUMPY_DTYPES = frozenset(np.dtype(d) for d in DTYPES)
+_NUMPY_DTYPES = frozenset(np.dtype(d) for d in NATIVE_DTYPES)  # others: check_dtype
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -70,6 +70,7 @@ from .types import (
     TupleType,
     TypeCall,
     TypeVar,
+    numpy_dtype,
 )
 
 _MISSING = object()
@@ -715,7 +716,7 @@ class _Parser:
             entries = json.loads(self.meta_text)["relay.Constant"]
             consts = []
             for e in entries:
-                dtype = np.dtype(e["dtype"]).newbyteorder("<")
+                dtype = numpy_dtype(e["dtype"]).newbyteorder("<")
                 raw = np.frombuffer(base64.b64decode(e["data"]), dtype=dtype)
                 data = raw.astype(dtype.newbyteorder("="), copy=True).reshape(e["shape"])
                 consts.append(Constant(data))

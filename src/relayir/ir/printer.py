@@ -61,6 +61,7 @@ from .lexer import LITERAL_SUFFIX
 from .module import IRModule
 from .types import (
     DTYPES,
+    NATIVE_DTYPES,
     Any,
     FuncType,
     GlobalTypeVar,
@@ -283,9 +284,12 @@ def _sanitize(name: str, numeric_prefix: str) -> str:
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+_LITERAL_NUMPY_DTYPES = frozenset(np.dtype(d) for d in NATIVE_DTYPES)
+
+
 def _scalar_text(data: np.ndarray) -> str | None:
     """Inline text of a rank-0 constant, or None when it must go to the metadata."""
-    if data.ndim != 0:
+    if data.ndim != 0 or data.dtype not in _LITERAL_NUMPY_DTYPES:  # bfloat16, int4, ...
         return None
     key = (data.dtype.char, data.tobytes())
     text = _SCALAR_CACHE.get(key)

@@ -48,6 +48,7 @@ from .types import (
     TupleType,
     TypeCall,
     TypeVar,
+    is_float,
 )
 
 
@@ -125,7 +126,8 @@ class _Equal:
             x, y = a.data, b.data
             if x.dtype != y.dtype or x.shape != y.shape:
                 raise _Unequal(a, b, "different constant types")
-            if not np.array_equal(x, y, equal_nan=x.dtype.kind == "f"):
+            nan_ok = x.dtype.kind == "f" or is_float(x.dtype.name)  # bfloat16 too
+            if not np.array_equal(x, y, equal_nan=nan_ok):
                 raise _Unequal(a, b, "different constant values")
         elif t is GlobalVar or t is Constructor or t is GlobalTypeVar:
             if a != b:

@@ -20,12 +20,30 @@ import numpy as np
 
 from ..errors import Error
 
-DTYPES = (
+NATIVE_DTYPES = (
     "float16", "float32", "float64",
     "int8", "int16", "int32", "int64",
     "uint8", "uint16", "uint32", "uint64",
     "bool",
 )
+# ONNX's low-precision element types. numpy spells them only through the optional
+# ml_dtypes package (imported on first use, so ``import relayir`` needs numpy alone);
+# the names are ml_dtypes'. The C target has none of them (numpy reference only).
+LOW_PRECISION_DTYPES = (
+    "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+    "float8_e8m0fnu", "float4_e2m1fn", "int4", "uint4", "int2", "uint2",
+)
+DTYPES = NATIVE_DTYPES + LOW_PRECISION_DTYPES
+
+
+def _ml_dtypes(dtype: str):
+    """The ml_dtypes module (importing it registers its dtype names with numpy)."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise Error(f"dtype {dtype!r} needs the ml_dtypes package (pip install ml_dtypes)"
+                    ) from None
+    return ml_dtypes
 
 
 def check_dtype(dtype: str, where: str = "") -> str:
@@ -35,15 +53,41 @@ def check_dtype(dtype: str, where: str = "") -> str:
     if dtype not in DTYPES:
         place = f"{where}: " if where else ""
         raise Error(f"{place}unsupported dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
+    if dtype in LOW_PRECISION_DTYPES:
+        _ml_dtypes(dtype)
     return dtype
 
 
+def numpy_dtype(dtype: str) -> np.dtype:
+    """The numpy dtype of a Relay dtype name (ml_dtypes' for the low-precision ones)."""
+    return np.dtype(check_dtype(dtype))
+
+
+def dtype_range(dtype: str) -> tuple:
+    """The smallest and largest finite values of a numeric dtype: Python ints for
+    integers, floats for floating point (``np.iinfo``/``np.finfo``, or ml_dtypes')."""
+    dtype = check_dtype(dtype)
+    if dtype == "bool":
+        return 0, 1
+    lib = _ml_dtypes(dtype) if dtype in LOW_PRECISION_DTYPES else np
+    if is_int(dtype):
+        info = lib.iinfo(dtype)
+        return int(info.min), int(info.max)
+    info = lib.finfo(dtype)
+    return float(info.min), float(info.max)
+
+
 def is_float(dtype: str) -> bool:
-    return dtype.startswith("float")
+    return dtype.startswith("float") or dtype == "bfloat16"
 
 
 def is_int(dtype: str) -> bool:
     return dtype.startswith("int") or dtype.startswith("uint")
+
+
+def is_low_precision(dtype: str) -> bool:
+    """A dtype numpy knows only through ml_dtypes (and C code generation lacks)."""
+    return dtype in LOW_PRECISION_DTYPES
 
 
 class Node:

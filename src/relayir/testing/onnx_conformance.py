@@ -11,7 +11,7 @@ reason:
 
 - ``unsupported op``: the importer has no converter for an op type (named);
 - ``unsupported dtype``: a graph input or output has an element type Relay lacks
-  (bfloat16, float8, int4, string, ...) or is not a tensor (sequence, optional, map);
+  (string; the low-precision ones need ml_dtypes) or is not a tensor (sequence, optional, map);
 - ``import error``: ``from_onnx`` raised (the message says why);
 - ``type error``: the imported module does not type-check;
 - ``runtime error``: the interpreter raised;

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..ir.expr import Call, Constant, Expr, Op, Tuple
 from ..ir.module import IRModule
-from ..ir.types import Any, TensorType, is_float
+from ..ir.types import Any, TensorType, dtype_range, is_float
 from ..op.registry import call
 from .canonicalize_ops import same_type_or_none
 from .pass_infra import Pass, PassContext, module_pass, register_pass
@@ -192,11 +192,6 @@ def _noop_transpose(m: MatchResult) -> Expr | None:
 _MANTISSA = {"float16": 11, "float32": 24, "float64": 53}  # integers exact up to 2**m
 
 
-def _int_range(dtype: str) -> tuple[int, int]:
-    info = np.iinfo(dtype)
-    return int(info.min), int(info.max)
-
-
 def lossless(src: str, dst: str) -> bool:
     """Every value of ``src`` is exactly a value of ``dst`` (numpy's "safe" casting is
     not this: it calls int64 → float64 safe)."""
@@ -204,12 +199,14 @@ def lossless(src: str, dst: str) -> bool:
         return True
     if dst == "bool":
         return False
-    if src in _MANTISSA:
+    if is_float(src):
+        if src not in _MANTISSA:  # bfloat16, float8, float4: exact in float32
+            return dst in ("float32", "float64")
         return dst in _MANTISSA and _MANTISSA[dst] >= _MANTISSA[src]
-    lo, hi = _int_range(src)
-    if dst in _MANTISSA:
-        return max(hi, -lo) <= 2 ** _MANTISSA[dst]
-    dlo, dhi = _int_range(dst)
+    lo, hi = dtype_range(src)
+    if is_float(dst):
+        return dst in _MANTISSA and max(hi, -lo) <= 2 ** _MANTISSA[dst]
+    dlo, dhi = dtype_range(dst)
     return dlo <= lo and hi <= dhi
 
 

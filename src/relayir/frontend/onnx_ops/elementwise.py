@@ -7,6 +7,7 @@ import functools
 import numpy as np
 
 from ...ir.expr import const
+from ...ir.types import dtype_range, is_float
 from ...op import nn as N
 from ...op import tensor as E
 from ...op import transform as T
@@ -120,7 +121,11 @@ def where(cond, x, y):
 
 
 _ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
-                7: "int64", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
+                7: "int64", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64",
+                16: "bfloat16", 17: "float8_e4m3fn", 18: "float8_e4m3fnuz", 19: "float8_e5m2",
+                20: "float8_e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4_e2m1fn",
+                24: "float8_e8m0fnu", 25: "uint2", 26: "int2"}
+FLOAT8 = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
 
 
 def onnx_dtype(code: int) -> str:
@@ -131,9 +136,41 @@ def onnx_dtype(code: int) -> str:
     return _ONNX_DTYPES[int(code)]
 
 
+def saturating_cast(x, to: str, saturate=1, round_mode="up"):
+    """ONNX's Cast to ``to``. ``saturate`` (float8 targets): a float clips to the target's
+    finite range first (infinities too, NaN stays NaN), as onnx's ``saturate_cast``;
+    otherwise out-of-range values become inf/NaN. float8_e8m0fnu keeps only an exponent:
+    ``round_mode`` picks it (``up``: 2**ceil(log2|x|))."""
+    src = dtype(x)
+    if to == "float8_e8m0fnu" and src != to and is_float(src):
+        return _to_e8m0(x, saturate, round_mode)
+    if saturate and to in FLOAT8 and is_float(src):
+        lo, hi = dtype_range(to)
+        x = T.clip(x, lo, hi)
+    return T.cast(x, to)
+
+
+def _to_e8m0(x, saturate, round_mode):
+    """The power of two ``to_float8e8m0`` (onnx.numpy_helper) picks, computed in float64
+    where log2 of a float32 is exact enough to tell a power of two from its neighbours;
+    the sign is dropped and zero gives the smallest exponent, 2**-127."""
+    from ..common import ConversionError
+
+    if round_mode != "up":
+        raise ConversionError(f"Cast to FLOAT8E8M0 with round_mode={round_mode!r} is not "
+                              "supported (only 'up')")
+    wide = T.cast(x, "float64")
+    exp = E.ceil(E.log2(E.abs(wide)))  # a float32 subnormal rounds up to 2**-126
+    exp = T.clip(exp, -126.0, 127.0 if saturate else 128.0)
+    exp = T.where(E.equal(wide, const(np.array(0.0))), const(np.array(-127.0)), exp)
+    power = E.power(const(np.array(2.0)), exp)
+    special = E.logical_or(E.isnan(wide), E.isinf(wide))  # NaN and ±inf: e8m0's NaN
+    return T.cast(T.where(special, const(np.array(np.nan)), power), "float8_e8m0fnu")
+
+
 @TABLE.register("Cast")
-def cast(x, to, **_):
-    return T.cast(x, onnx_dtype(to))
+def cast(x, to, saturate=1, round_mode="up"):
+    return saturating_cast(x, onnx_dtype(to), saturate, round_mode)
 
 
 @TABLE.register("BitCast", since=26)
@@ -150,8 +187,8 @@ def bit_cast(x, to):
 
 
 @TABLE.register("CastLike")
-def cast_like(x, like, **_):
-    return x if dtype(x) == dtype(like) else T.cast(x, dtype(like))
+def cast_like(x, like, saturate=1, round_mode="up"):
+    return x if dtype(x) == dtype(like) else saturating_cast(x, dtype(like), saturate, round_mode)
 
 
 @TABLE.register("Mod")

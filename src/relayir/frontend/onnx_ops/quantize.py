@@ -3,31 +3,29 @@ integer matmul/conv ops (MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv)
 
 Integer products accumulate in int32 as ONNX specifies; requantisation follows onnx's
 reference, which multiplies the int32 result by the float scale ratio in float64
-(numpy's int32 * float promotion), rounds half to even and saturates. Only the integer
-types relayir has (u)int8/16/32 are supported; float8/int4/int2 are rejected by dtype.
+(numpy's int32 * float promotion), rounds half to even and saturates. Quantize/Dequantize
+also take ONNX's low-precision types: (u)int4 and (u)int2 like (u)int8; float8 without a
+zero point (``saturate`` clips to its range); float4_e2m1fn with one, unclipped.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ...ir.types import dtype_range
 from ...op import reduce as R
 from ...op import tensor as E
 from ...op import transform as T
 from ..common import ConversionError
 from .base import OnnxTable, dtype, ndim, shape
 from .base import axis as norm_axis
-from .elementwise import _scalar, onnx_dtype
+from .elementwise import FLOAT8, _scalar, onnx_dtype, saturating_cast
 from .nn import conv, matmul
 
 TABLE = OnnxTable()
 
-_QUANT_DTYPES = ("uint8", "int8", "uint16", "int16")
-
-
-def _int_range(dt: str) -> tuple[int, int]:
-    info = np.iinfo(dt)
-    return int(info.min), int(info.max)
+_QUANT_INTS = ("uint8", "int8", "uint16", "int16", "uint4", "int4", "uint2", "int2")
+_QUANT_DTYPES = _QUANT_INTS + FLOAT8 + ("float4_e2m1fn",)
 
 
 def _per_axis(param, x, axis, block_size):
@@ -61,7 +59,7 @@ def _quantized_dtype(zero_point, output_dtype) -> str:
 
 
 def _saturate(y, out_dtype):
-    lo, hi = _int_range(out_dtype)
+    lo, hi = dtype_range(out_dtype)
     return T.cast(T.clip(y, float(lo), float(hi)), out_dtype)
 
 
@@ -75,6 +73,13 @@ def quantize_linear(x, y_scale, y_zero_point=None, axis=1, saturate=1, block_siz
         scale = T.cast(scale, work)
     if dtype(x) != work:
         x = T.cast(x, work)
+    if out in FLOAT8:  # onnx's reference ignores a float8 zero point (it must be 0)
+        return saturating_cast(E.divide(x, scale), out, saturate)
+    if out == "float4_e2m1fn":
+        y = E.divide(x, scale)
+        if y_zero_point is not None:
+            y = E.add(y, T.cast(_per_axis(y_zero_point, x, axis, block_size), dtype(y)))
+        return T.cast(y, out)
     # round in the input precision, then add the zero point and saturate in float32,
     # which holds every (u)int16 value exactly
     y = T.cast(E.round(E.divide(x, scale)), "float32")
@@ -87,7 +92,8 @@ def quantize_linear(x, y_scale, y_zero_point=None, axis=1, saturate=1, block_siz
 def dequantize_linear(x, x_scale, x_zero_point=None, axis=1, block_size=0,  # noqa: A002
                       output_dtype=0):
     if dtype(x) not in _QUANT_DTYPES + ("int32",):
-        raise ConversionError(f"dequantizing {dtype(x)} is not supported")
+        raise ConversionError(f"dequantizing {dtype(x)} is not supported (expected one of "
+                              f"{', '.join(_QUANT_DTYPES)}, int32)")
     y = T.cast(x, "float32")
     if x_zero_point is not None:
         y = E.subtract(y, T.cast(_per_axis(x_zero_point, x, axis, block_size), "float32"))
@@ -132,7 +138,7 @@ def _requantize(acc, ratio, y_zero_point, out_dtype, clip_first=False):
     if y_zero_point is not None:
         y = E.add(y, T.cast(y_zero_point, "float64"))
     if clip_first:  # QLinearConv's reference clips, then rounds
-        lo, hi = _int_range(out_dtype)
+        lo, hi = dtype_range(out_dtype)
         return T.cast(E.round(T.clip(y, float(lo), float(hi))), out_dtype)
     return _saturate(E.round(y), out_dtype)
 
