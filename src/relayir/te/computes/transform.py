@@ -6,7 +6,8 @@ its input(s), so lowering inlines it into whatever reads it.
 from __future__ import annotations
 
 from ...op.layout import parse_layout
-from ...op.transform import check_insert_axis, slice_plan, slice_range, transpose_perm
+from ...op.transform import slice_plan, slice_range, transpose_perm
+from ...op.type_rel import check_insert_axis
 from .. import expr as E
 from ..tensor import compute
 from .common import COMPUTE, broadcast_read, norm_axis, ravel, static, unravel
