@@ -35,6 +35,10 @@ class Opcode(IntEnum):
     InvokeDataDependent = 19  # kernel_index, (inputs...), dst: tuple of fresh outputs
     ShapeOf = 20              # dst, tensor, dtype: its shape as a 1-D tensor
     AllocStorage = 21   # dst, nbytes, alignment, slot: the frame arena's buffer ``slot``
+    # references (Relay's ``ref(v)``, ``r^``, ``r := v``): a cell is ``runtime.values.RefValue``
+    RefCreate = 22      # dst, src: a fresh mutable cell holding the value of src
+    RefRead = 23        # dst, ref: the value the cell holds now
+    RefWrite = 24       # ref, src: the cell now holds src (the unit result is a separate ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +111,12 @@ def format_instruction(ins: Instruction, exe=None) -> str:
         return f"invoke_data_dependent $r{a[2]} {name}({_regs(a[1])})"
     if op is Opcode.ShapeOf:
         return f"shape_of $r{a[0]} $r{a[1]} {a[2]}"
+    if op is Opcode.RefCreate:
+        return f"ref_create $r{a[0]} $r{a[1]}"
+    if op is Opcode.RefRead:
+        return f"ref_read $r{a[0]} $r{a[1]}"
+    if op is Opcode.RefWrite:
+        return f"ref_write $r{a[0]} $r{a[1]}"
     raise ValueError(f"unknown opcode {op}")
 
 

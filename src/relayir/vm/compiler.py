@@ -15,6 +15,9 @@ view), one that is ``shape_of`` its input is ``ShapeOf``. A data-dependent funct
 On the cpu target a dynamic function the C backend cannot lower runs through its numpy
 reference too.
 
+References: ``RefCreate`` / ``RefRead`` / ``RefWrite`` on ``runtime.values.RefValue``
+cells, the reference interpreter's values; a write's result is a fresh ``()``.
+
 Registers: one per let-bound value / temporary, no reuse yet. Parameters occupy the
 first registers; a closure's function takes its captured values first, then its own
 parameters (Relay's convention).
@@ -41,6 +44,9 @@ from ..ir.expr import (
     If,
     Let,
     Op,
+    RefCreate,
+    RefRead,
+    RefWrite,
     Tuple,
     TupleGetItem,
     Var,
@@ -237,6 +243,17 @@ class _FunctionCompiler:
             return self.if_(e)
         if t is Match:
             return self.match(e)
+        if t is RefCreate or t is RefRead:
+            src = self.expr(e.value if t is RefCreate else e.ref)
+            r = self.new_reg()
+            self.emit(Opcode.RefCreate if t is RefCreate else Opcode.RefRead, r, src)
+            return r
+        if t is RefWrite:
+            ref, src = self.expr(e.ref), self.expr(e.value)
+            self.emit(Opcode.RefWrite, ref, src)
+            r = self.new_reg()
+            self.emit(Opcode.AllocADT, r, -1, ())  # Relay's unit: (), as the interpreter's
+            return r
         if t is Function:
             raise VMCompileError(
                 f"@{self.name}: a local function survived LambdaLift: {short_text(e)}")

@@ -43,7 +43,7 @@ from ..errors import Error
 from ..executor import check_tensor_arg
 from ..ir.types import TensorType, TupleType
 from ..runtime.graph_executor import _aligned_empty  # 64-byte aligned, as its storage
-from ..runtime.values import ConstructorValue
+from ..runtime.values import ConstructorValue, RefValue
 from .bytecode import Opcode
 from .liveness import stable_registers
 from .shape_func import bind_input_dims
@@ -77,6 +77,8 @@ _SHAPE_FUNC, _ALLOC_TENSOR_REG, _RESHAPE_TENSOR, _DATA_DEPENDENT, _SHAPE_OF = (
     int(Opcode.InvokeShapeFunc), int(Opcode.AllocTensorReg), int(Opcode.ReshapeTensor),
     int(Opcode.InvokeDataDependent), int(Opcode.ShapeOf))
 _ALLOC_STORAGE = int(Opcode.AllocStorage)
+_REF_CREATE, _REF_READ, _REF_WRITE = (
+    int(Opcode.RefCreate), int(Opcode.RefRead), int(Opcode.RefWrite))
 # decoded-only opcodes (never in bytecode): variants chosen once at decode time
 _PACKED_C = 100        # C kernel: pointer array + last-seen arrays
 _PACKED_C_DIMS = 101   # C kernel with symbolic dims
@@ -541,6 +543,15 @@ class VirtualMachine:
                 pc += 1
             elif op == _ALLOC_STORAGE:
                 regs[a] = arena.buffers[b]
+                pc += 1
+            elif op == _REF_CREATE:  # the reference interpreter's cells: values compare
+                regs[a] = RefValue(regs[b])
+                pc += 1
+            elif op == _REF_READ:
+                regs[a] = regs[b].value
+                pc += 1
+            elif op == _REF_WRITE:
+                regs[a].value = regs[b]
                 pc += 1
             elif op == _FATAL:
                 raise VMError(a)

@@ -12,7 +12,7 @@ A post-pass over each function's emitted instructions (``optimize_function``):
    Parameters keep registers ``0..n-1``.
 3. **Planned storage** (compile-time storage reuse). A static-shape ``AllocTensor``
    whose register has that one definition and is read only by ``InvokePacked`` (never
-   moved, returned, passed to a function, or put in a tuple, ADT or closure) holds a
+   moved, returned, passed to a function, or put in a tuple, ADT, closure or ref) holds a
    tensor that nothing outlives the frame: it gets a byte offset in the function's one
    storage buffer, packed by ``backend.memory_plan.pack_offsets`` so that tensors whose
    live ranges overlap (they interfere) never share bytes. The function then starts
@@ -75,6 +75,10 @@ OPERANDS: dict[Opcode, tuple[str, ...]] = {
     Opcode.ReshapeTensor: (DEF, USE, USE),  # a view of its input: the input escapes
     Opcode.InvokeDataDependent: (IMM, USES, DEF),
     Opcode.ShapeOf: (DEF, USE, IMM),
+    # references: a stored value escapes (never private), so it is never planned or pooled
+    Opcode.RefCreate: (DEF, USE),
+    Opcode.RefRead: (DEF, USE),
+    Opcode.RefWrite: (USE, USE),  # the cell is mutated, not redefined: its register is read
 }
 
 # registers defined by these hold no memory of their own: never worth a kill
@@ -82,7 +86,8 @@ _NO_MEMORY = {Opcode.LoadConst, Opcode.LoadConsti, Opcode.GetTag}
 # results that own a reference to run-time memory
 _HOLDS_MEMORY = {Opcode.AllocTensor, Opcode.Invoke, Opcode.InvokeClosure, Opcode.AllocADT,
                  Opcode.AllocClosure, Opcode.GetField, Opcode.Move, Opcode.AllocTensorReg,
-                 Opcode.ReshapeTensor, Opcode.InvokeDataDependent}
+                 Opcode.ReshapeTensor, Opcode.InvokeDataDependent, Opcode.RefCreate,
+                 Opcode.RefRead}
 
 _ALIGN = 64
 # opcodes only this pass emits: a function holding one was optimised already
@@ -220,7 +225,7 @@ _PRIVATE_USES = {Opcode.InvokePacked, Opcode.ShapeOf, Opcode.InvokeShapeFunc}
 def private_tensors(fn: VMFunction) -> set[int]:
     """Registers defined once, by ``AllocTensor`` / ``AllocTensorReg``, whose tensor
     nothing but kernels (and shape reads) ever sees: never moved, returned, passed to a
-    function, put in a tuple / ADT / closure, reshaped (a view) or given to a
+    function, put in a tuple / ADT / closure / reference cell, reshaped (a view) or given to a
     data-dependent kernel (whose numpy result may be a view of it). Such a tensor is
     dead when its register is."""
     ndefs: dict[int, int] = {}
