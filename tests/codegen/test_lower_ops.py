@@ -443,6 +443,16 @@ def _spatial_cases():
                    {"block_size": 2, "mode": mode})
     yield Case("nn.depth_to_space", [np.moveaxis(x8, 1, 3).copy()],
                {"block_size": 2, "layout": "NHWC"})
+    grid = (rand((2, 2, 4, 3), "float32", 10) * 1.4).astype("float32")  # some outside [-1, 1]
+    for method, padding, corners in (("bilinear", "zeros", False), ("nearest", "border", True),
+                                     ("bicubic", "reflection", False),
+                                     ("bilinear", "reflection", True)):
+        yield Case("image.grid_sample", [x, grid], {"method": method, "padding_mode": padding,
+                                                    "align_corners": corners},
+                   note=f"{method}-{padding}")
+    yield Case("image.grid_sample", [x3, (rand((1, 3, 2, 3, 2), "float32", 11) * 1.3)
+                                     .astype("float32")],
+               {"layout": "NCDHW", "padding_mode": "border", "align_corners": False})
 
 
 CASES = [*_binary_cases(), *_unary_cases(), *_reduce_cases(), *_transform_cases(),

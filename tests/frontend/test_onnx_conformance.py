@@ -15,7 +15,7 @@ from relayir.testing import onnx_conformance as oc  # noqa: E402
 
 # passed cases per kind at the end of the session that built the harness (of 1884 node
 # cases, 82 pytorch-converted, 35 pytorch-operator, 23 simple); raise them as they grow
-FLOORS = {"node": 1769, "pytorch-converted": 82, "pytorch-operator": 35, "simple": 14}
+FLOORS = {"node": 1800, "pytorch-converted": 82, "pytorch-operator": 35, "simple": 14}
 
 
 @pytest.fixture(scope="module")

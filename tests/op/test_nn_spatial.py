@@ -318,6 +318,7 @@ BAD = [
     ("image.resize1d", [f32((1, 2, 3, 4))], {"size": (4,)}, "rank 3"),
     ("image.resize2d", [np.zeros((1, 1, 2, 2), "int32")], {"size": (4, 4)}, "float data"),
     ("image.resize3d", [f32((1, 2, 3, 4))], {"size": (2, 2, 2)}, "rank 5"),
+    ("image.grid_sample", [f32((1, 2, 3, 4)), f32((1, 4, 2, 2))], {}, "grid must be"),
 ]
 
 
@@ -353,6 +354,7 @@ PATTERNS = {
     "nn.depth_to_space": OpPattern.INJECTIVE, "nn.space_to_depth": OpPattern.INJECTIVE,
     "nn.upsampling": OpPattern.INJECTIVE, "image.resize1d": OpPattern.INJECTIVE,
     "image.resize2d": OpPattern.INJECTIVE, "image.resize3d": OpPattern.INJECTIVE,
+    "image.grid_sample": OpPattern.INJECTIVE,
 }
 
 

@@ -10,6 +10,7 @@ from . import (  # noqa: F401,I001  (registration side effects; dynamic last, be
     scatter,
     tensor,
     transform,
+    vision,
 )
 from . import dynamic  # noqa: F401  (after the static ops its dyn.* ops stand for)
 from .registry import (
@@ -25,4 +26,4 @@ from .registry import (
 
 __all__ = ["Attrs", "OpPattern", "OpTable", "call", "get_op", "has_op", "list_ops",
            "register_op", "algorithm", "bitwise", "dynamic", "image", "layout", "nn", "reduce",
-           "scatter", "tensor", "transform"]
+           "scatter", "tensor", "transform", "vision"]

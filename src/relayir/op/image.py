@@ -26,6 +26,7 @@ and the gradient (the transposed matrices) share :func:`axis_weights`.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -318,3 +319,154 @@ def resize3d(data, size, roi=None, layout="NCDHW", method="linear",
 def resize_output_size(in_size: int, scale: float) -> int:
     """ONNX's output extent for a scale: ``floor(in * scale)``."""
     return int(math.floor(in_size * scale))
+
+
+# ---------------------------------------------------------------- grid_sample
+
+GRID_METHODS = ("nearest", "bilinear", "bicubic")
+_GRID_METHOD_ALIASES = {"linear": "bilinear", "trilinear": "bilinear", "cubic": "bicubic"}
+PADDING_MODES = ("zeros", "border", "reflection")
+
+
+@dataclasses.dataclass(frozen=True)
+class GridSampleAttrs(Attrs):
+    """Relay's ``image.grid_sample``, N-d: ``data`` is ``(N, C, *in)`` and ``grid`` is
+    ``(N, ndim, *out)`` (Relay's channel-first grid) holding normalised ``x, y(, z)``
+    coordinates in [-1, 1] (``x`` indexes the last axis)."""
+
+    method: str = "bilinear"
+    layout: str = "NCHW"
+    padding_mode: str = "zeros"
+    align_corners: bool = True
+
+    def __post_init__(self):
+        method = _GRID_METHOD_ALIASES.get(self.method, self.method)
+        if self.layout not in ("NCW", "NCHW", "NCDHW"):
+            raise ValueError(f"grid_sample layout must be NCW, NCHW or NCDHW, "
+                             f"found {self.layout!r}")
+        set_fields(self, method=_choice(method, GRID_METHODS, "method"),
+                   padding_mode=_choice(self.padding_mode, PADDING_MODES, "padding_mode"),
+                   align_corners=bool(self.align_corners))
+
+
+def grid_bounds(size: int, align_corners: bool) -> tuple[float, float]:
+    """The coordinate range that lies inside an axis of ``size`` samples."""
+    return (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+
+
+def grid_reflect(x, lo: float, hi: float, where, floor):
+    """Fold ``x`` into ``[lo, hi]`` by reflecting at the near border (numpy or TE)."""
+    span = hi - lo
+    if span <= 0:
+        return x * 0.0 + lo
+
+    def fold(d, near, far):  # d >= 0: the distance past ``near``
+        turns = floor(d * (1.0 / span))
+        rest = d - turns * span
+        even = turns - floor(turns * 0.5) * 2.0 < 0.5
+        return where(even, near + rest * (1.0 if near == lo else -1.0),
+                     far + rest * (1.0 if far == lo else -1.0))
+
+    return where(x < lo, fold(lo - x, lo, hi), where(x > hi, fold(x - hi, hi, lo), x))
+
+
+def grid_unnormalise(g, size: int, align_corners: bool):
+    """A normalised coordinate in [-1, 1] → a position along an axis of ``size``."""
+    if align_corners:
+        return (g + 1.0) * ((size - 1) / 2.0)
+    return ((g + 1.0) * size - 1.0) * 0.5
+
+
+def grid_coordinate(g, size: int, attrs, ops):
+    """ONNX GridSample's source coordinate along one axis after padding (``nearest``:
+    rounded half to even first). ``ops`` supplies ``where``, ``floor``, ``rint``, ``clip``."""
+    where, floor = ops["where"], ops["floor"]
+    x = grid_unnormalise(g, size, attrs.align_corners)
+    if attrs.method == "nearest":
+        x = ops["rint"](x)
+    lo, hi = grid_bounds(size, attrs.align_corners)
+    if attrs.padding_mode == "border":
+        x = where((x < lo) | (x > hi), ops["clip"](x, 0.0, size - 1.0), x)
+    elif attrs.padding_mode == "reflection":
+        x = grid_reflect(x, lo, hi, where, floor)
+    return x
+
+
+def grid_axis_taps(g, size: int, attrs, ops):
+    """ONNX GridSample along one axis: the normalised coordinates ``g`` (numpy, TE or
+    Relay) → ``[(float tap index, weight or None)]`` before padding (see
+    :func:`grid_tap_index`); ``ops`` as :func:`grid_coordinate` plus ``trunc``."""
+    x = grid_coordinate(g, size, attrs, ops)
+    floor = ops["floor"]
+    if attrs.method == "nearest":
+        return [(ops["trunc"](x), None)]
+    base = floor(x)
+    t = x - base
+    if attrs.method == "bilinear":
+        return [(base, 1.0 - t), (base + 1.0, t)]
+    weights = cubic_weights(t, -0.75)
+    return [(base + float(k), w) for k, w in zip(range(-1, 3), weights)]
+
+
+def grid_tap_index(i, size: int, attrs, where, floor):
+    """A float tap index → ``(index within the axis, inside?)``: zeros padding reads 0
+    outside, border clamps, reflection folds into the axis."""
+    if attrs.padding_mode == "reflection":
+        lo, hi = grid_bounds(size, attrs.align_corners)
+        i = grid_reflect(i, lo, hi, where, floor)
+        i = where(i < 0.0, -floor(-i), floor(i))  # C's truncation, as ONNX
+    clipped = where(i < 0.0, i * 0.0, where(i > size - 1.0, i * 0.0 + (size - 1.0), i))
+    inside = None if attrs.padding_mode != "zeros" else (i >= 0.0) & (i <= size - 1.0)
+    return clipped, inside
+
+
+_NP_OPS = {"where": np.where, "floor": np.floor, "rint": np.rint, "clip": np.clip,
+           "trunc": np.trunc}
+
+
+def _grid_sample_rel(types, attrs):
+    data, grid = tensor(types[0]), tensor(types[1])
+    n = len(attrs.layout) - 2
+    if data.ndim != n + 2:
+        fail(f"data must have rank {n + 2} ({attrs.layout}), found {data}")
+    if grid.ndim != n + 2 or grid.shape[1] != n:
+        fail(f"grid must be (N, {n}, *out) for {attrs.layout} data {data}, found {grid}")
+    if not (is_float(data.dtype) and is_float(grid.dtype)):
+        fail(f"grid_sample needs float data and grid, found {data} and {grid}")
+    return TensorType((data.shape[0], data.shape[1], *grid.shape[2:]), data.dtype)
+
+
+def _grid_sample_ref(data, grid, attrs):
+    x = data.astype("float64")
+    n, c, *sizes = x.shape
+    g = grid.astype("float64")
+    per_axis, inside = [], True
+    for j, size in enumerate(sizes):  # axis j is read by grid coordinate ndim - 1 - j
+        taps = grid_axis_taps(g[:, len(sizes) - 1 - j], size, attrs, _NP_OPS)
+        per_axis.append([(*grid_tap_index(t, size, attrs, np.where, np.floor), w)
+                         for t, w in taps])
+    batch = np.arange(n).reshape((n,) + (1,) * (g.ndim - 2))
+    out = 0.0
+    for choice in itertools.product(*per_axis):
+        value = np.moveaxis(x[(batch, slice(None), *(i.astype("int64") for i, _, _ in choice))],
+                            -1, 1)
+        weight, inside = np.ones((n, *g.shape[2:])), True
+        for _, ok, w in choice:
+            weight = weight * (1.0 if w is None else w)
+            inside = inside & (True if ok is None else ok)
+        out = out + np.expand_dims(np.where(inside, weight, 0.0), 1) * value
+    return np.asarray(out, "float64").astype(data.dtype)
+
+
+register_op("image.grid_sample", rel=_grid_sample_rel, ref=_grid_sample_ref,
+            pattern=OpPattern.INJECTIVE, num_inputs=2, arg_names=("data", "grid"),
+            attrs=GridSampleAttrs,
+            description="samples data at the normalised coordinates of grid")
+
+
+def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zeros",
+                align_corners=True):
+    """Relay's ``image.grid_sample`` (``grid``: ``(N, ndim, *out)``), any of 1-3 spatial
+    axes, with ONNX GridSample's modes (``bicubic`` uses Keys' ``a = -0.75``)."""
+    return call("image.grid_sample", [data, grid], method=method, layout=layout,
+                padding_mode=padding_mode, align_corners=align_corners)

@@ -18,12 +18,13 @@ from . import (
     spectral,
     stateful,
     tfidf,
+    vision,
 )
 from .base import OnnxTable
 
 TABLE = OnnxTable()
 for _family in (elementwise, nn, image, shape, reduce, algorithm, loss, attention, quantize,
-                composite, stateful, rnn, spectral, preview, tfidf,
+                composite, stateful, rnn, spectral, preview, tfidf, vision,
                 control_flow, sequence):
     for _name, _variants in _family.TABLE.items():
         TABLE.setdefault(_name, []).extend(_variants)

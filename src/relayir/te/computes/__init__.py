@@ -5,7 +5,18 @@ this package fills the table (one module per op family).
 """
 
 from ... import op as _op  # noqa: F401  (the ops must be registered first)
-from . import algorithm, conv, elementwise, image, nn, pool, reduce, scatter, transform  # noqa: F401
+from . import (  # noqa: F401
+    algorithm,
+    conv,
+    elementwise,
+    image,
+    nn,
+    pool,
+    reduce,
+    scatter,
+    transform,
+    vision,
+)
 from .common import COMPUTE, REFERENCE_ONLY, OutType, declare_reference_only
 
 __all__ = ["COMPUTE", "REFERENCE_ONLY", "OutType", "declare_reference_only"]

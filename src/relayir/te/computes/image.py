@@ -1,6 +1,10 @@
 """Computes of ``image.resize1d/2d/3d`` (and ``nn.upsampling``, one of them), and of the
 block rearrangements ``nn.depth_to_space`` / ``nn.space_to_depth``.
 
+Grid sample: the same per-axis taps as its reference (``grid_axis_taps``), whose indices
+are read from ``grid`` (a gather with computed indices); zeros padding selects 0 for taps
+outside.
+
 Resize: per spatial axis, the source coordinate of the
 output index (the same formulas as the reference, in float64), its 1, 2 or 4 taps with
 clamped indices, and the product of the per-axis weights summed over all tap choices.
@@ -10,7 +14,13 @@ from __future__ import annotations
 
 import itertools
 
-from ...op.image import antialias_kernel, cubic_weights, source_coordinate
+from ...op.image import (
+    antialias_kernel,
+    cubic_weights,
+    grid_axis_taps,
+    grid_tap_index,
+    source_coordinate,
+)
 from .. import expr as E
 from ..tensor import compute
 from .common import COMPUTE, static
@@ -170,3 +180,42 @@ def space_to_depth(attrs, inputs, out):
         return _block_read(x, lay, o["N"], c, o["H"] * b + by, o["W"] * b + bx)
 
     return compute(out.shape, fn, name="space_to_depth", tag="injective")
+
+
+def _where(cond, a, b):
+    return E.select(cond, a, b)
+
+
+_TE_OPS = {"where": _where, "floor": E.floor, "rint": E.rint, "trunc": E.trunc,
+           "clip": lambda x, lo, hi: E.select(x < lo, x * 0.0 + lo,
+                                               E.select(x > hi, x * 0.0 + hi, x))}
+
+
+@COMPUTE.register("image.grid_sample")
+def grid_sample(attrs, inputs, out):
+    x, grid = inputs
+    sizes = [static(d) for d in x.shape[2:]]
+    if None in sizes:
+        raise E.TEError("grid_sample needs static spatial dimensions")
+    n_axes = len(sizes)
+
+    def fn(n, c, *o):
+        per_axis = []
+        for j, size in enumerate(sizes):  # axis j is read by grid coordinate n_axes - 1 - j
+            g = E.cast(F64, grid[(n, n_axes - 1 - j, *o)])
+            taps = grid_axis_taps(g, size, attrs, _TE_OPS)
+            per_axis.append([(*grid_tap_index(t, size, attrs, _where, E.floor), w)
+                             for t, w in taps])
+        total = None
+        for choice in itertools.product(*per_axis):
+            term = E.cast(F64, x[(n, c, *(E.cast("int64", i) for i, _, _ in choice))])
+            for _, _, w in choice:
+                if w is not None:
+                    term = term * w
+            inside = [ok for _, ok, _ in choice if ok is not None]
+            if inside:
+                term = E.select(E.logical_and(*inside), term, E.const(0, F64))
+            total = term if total is None else total + term
+        return E.cast(out.dtype, total)
+
+    return compute(out.shape, fn, name="grid_sample", tag="injective")
