@@ -232,3 +232,14 @@ def test_pytorch_bert_with_a_dynamic_sequence_runs_on_the_vm():
         with torch.no_grad():
             want = model(ids).numpy()
         np.testing.assert_allclose(vm.run(ids.numpy()), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("target", ["numpy", "cpu"])
+def test_ops_whose_result_size_depends_on_values_run_through_their_reference(target):
+    # argwhere's result length is known only from the values: no shape function can say
+    x = relay.var("x", shape=(2, 3), dtype="float32")
+    body = relay.dyn.argwhere(relay.greater(x, relay.const(0.0)))
+    mod = relay.IRModule.from_expr(relay.Function([x], body))
+    vm = relay.vm.VirtualMachine(relay.vm.compile(mod, target=target))
+    for data in (np.array([[1, -1, 2], [0, 3, -4]], "float32"), -np.ones((2, 3), "float32")):
+        np.testing.assert_array_equal(vm.run(data), np.argwhere(data > 0))

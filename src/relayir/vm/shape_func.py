@@ -31,7 +31,9 @@ from ..transform.bind import bind
 __all__ = ["DATA_DEPENDENT_OPS", "ShapeError", "ShapeFunction", "bind_input_dims",
            "is_data_dependent", "is_dynamic", "name_any_dims"]
 
-DATA_DEPENDENT_OPS: set[str] = set()  # besides every ``dyn.*`` op
+# besides every ``dyn.*`` op and any call whose result has ``Any`` extents although its
+# inputs are static (the relation cannot know them: e.g. ``argwhere``, NMS)
+DATA_DEPENDENT_OPS: set[str] = {"argwhere", "unique", "vision.non_max_suppression"}
 
 
 class ShapeError(Error):
@@ -41,9 +43,20 @@ class ShapeError(Error):
 def is_data_dependent(func: Function) -> bool:
     for node in post_order(func.body):
         if type(node) is Call and type(node.op) is Op and (
-                node.op.name.startswith("dyn.") or node.op.name in DATA_DEPENDENT_OPS):
+                node.op.name.startswith("dyn.") or node.op.name in DATA_DEPENDENT_OPS
+                or _unknowable_result(node)):
             return True
     return False
+
+
+def _unknowable_result(call: Call) -> bool:
+    """Static inputs but a result with ``Any`` extents: only the values can tell."""
+    try:
+        ins = [a.checked_type for a in call.args]
+        out = call.checked_type
+    except Error:
+        return False
+    return all(_static(t) for t in ins) and not _static(out)
 
 
 def _static(ty) -> bool:
