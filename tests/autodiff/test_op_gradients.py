@@ -241,6 +241,15 @@ CASES = [
     ("nn.upsampling", [rnd(1, 2, 3, 4)], dict(scale_h=2, scale_w=1.5, method="linear")),
     ("nn.depth_to_space", [rnd(1, 8, 2, 3)], dict(block_size=2, mode="CRD")),
     ("nn.space_to_depth", [rnd(1, 2, 4, 6)], dict(block_size=2)),
+    ("image.grid_sample", [rnd(2, 2, 4, 5), rnd(2, 2, 3, 2, seed=1, low=-1.2, high=1.2)],
+     dict(method="bilinear", padding_mode="zeros", align_corners=False)),
+    ("image.grid_sample", [rnd(1, 2, 4, 5), rnd(1, 2, 3, 3, seed=2, low=-1.6, high=1.6)],
+     dict(method="bicubic", padding_mode="reflection", align_corners=False)),
+    ("image.grid_sample", [rnd(1, 1, 4, 3), rnd(1, 2, 2, 3, seed=3, low=-1.4, high=1.4)],
+     dict(method="bilinear", padding_mode="border", align_corners=True)),
+    ("image.grid_sample", [rnd(1, 2, 3, 4), rnd(1, 2, 2, 2, seed=4)], dict(method="nearest")),
+    ("image.grid_sample", [rnd(1, 1, 3, 2, 4), rnd(1, 3, 2, 1, 2, seed=5, low=-1.5, high=1.5)],
+     dict(method="bilinear", padding_mode="reflection", align_corners=True, layout="NCDHW")),
 ]
 
 
@@ -306,7 +315,7 @@ def test_gradient_through_a_run_time_shape_is_a_clear_error_then_works_static():
     x = r.var("x", shape=(2, 3), dtype="float64")
     s = r.var("s", shape=(2,), dtype="int64")
     f = r.Function([x, s], r.exp(D.reshape(x, s)))
-    with pytest.raises(r.Error, match="dyn.reshape needs static shapes"):
+    with pytest.raises(r.Error, match="dyn.reshape: needs static shapes"):
         gradient(f)
     # with the shape bound as a constant, DynamicToStatic gives reshape, which has a rule
     g = r.Function([x], r.exp(D.reshape(x, r.const(np.array([3, 2]), "int64"))))
@@ -314,3 +323,14 @@ def test_gradient_through_a_run_time_shape_is_a_clear_error_then_works_static():
     out = r.create_executor("debug", r.IRModule.from_expr(
         gradient(mod["main"]))).evaluate()(np.ones((2, 3)))
     np.testing.assert_allclose(np.asarray(out[1][0]), np.full((2, 3), np.e))
+
+
+def test_a_refused_gradient_names_the_op_and_why():
+    from relayir.op import vision
+
+    x = r.var("x", shape=(1, 2, 4, 4), dtype="float64")
+    rois = r.const(np.array([[0, 0.5, 0.5, 3.0, 3.0]]), "float64")
+    f = r.Function([x], vision.roi_align(x, rois, pooled_size=(2, 2), spatial_scale=1.0))
+    with pytest.raises(r.Error, match="vision.roi_align: no gradient rule yet"):
+        gradient(f)
+    assert gradient_status()["vision.roi_align"] == "refused"

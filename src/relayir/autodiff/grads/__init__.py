@@ -27,27 +27,37 @@ _CORE_NON_DIFFERENTIABLE = frozenset({
     "zeros", "ones", "zeros_like", "ones_like",
 })
 
-from . import algorithm, image, nn, reduce, tensor, transform  # noqa: E402,F401  (fill the table)
-from .dynamic import NEEDS_STATIC_SHAPES, NON_DIFFERENTIABLE_DYNAMIC  # noqa: E402
+from . import (  # noqa: E402,F401
+    algorithm,
+    dynamic,  # noqa: E402
+    image,
+    nn,
+    reduce,
+    tensor,
+    transform,
+    vision,
+)
 
-# a family module may declare its own non-differentiable ops (``NON_DIFFERENTIABLE``)
+_FAMILIES = (algorithm, dynamic, image, nn, reduce, tensor, transform, vision)
+# a family module may declare its own non-differentiable ops (``NON_DIFFERENTIABLE``,
+# zero gradient) and ops whose gradient it refuses with a reason (``REFUSED``: a clear
+# error rather than a silent zero)
 NON_DIFFERENTIABLE = _CORE_NON_DIFFERENTIABLE.union(
-    NON_DIFFERENTIABLE_DYNAMIC,
-    *(getattr(m, "NON_DIFFERENTIABLE", ())
-      for m in (algorithm, image, nn, reduce, tensor, transform)))
+    dynamic.NON_DIFFERENTIABLE_DYNAMIC, *(getattr(m, "NON_DIFFERENTIABLE", ()) for m in _FAMILIES))
+REFUSED: dict[str, str] = {k: v for m in _FAMILIES for k, v in getattr(m, "REFUSED", {}).items()}
 
 
 def gradient_status() -> dict[str, str]:
-    """Every registered op → ``"covered"``, ``"non-differentiable"``, ``"needs static
-    shapes"`` or ``"missing"``."""
+    """Every registered op → ``"covered"``, ``"non-differentiable"``, ``"refused"`` (a
+    clear error with the reason in ``REFUSED``) or ``"missing"``."""
     out = {}
     for name in list_ops():
         if name in GRADIENT:
             out[name] = "covered"
         elif name in NON_DIFFERENTIABLE:
             out[name] = "non-differentiable"
-        elif name in NEEDS_STATIC_SHAPES:
-            out[name] = "needs static shapes"
+        elif name in REFUSED:
+            out[name] = "refused"
         else:
             out[name] = "missing"
     return out
@@ -55,8 +65,6 @@ def gradient_status() -> dict[str, str]:
 
 def no_rule_message(op_name: str) -> str:
     """Why ``op_name`` cannot be differentiated (it has no rule in ``GRADIENT``)."""
-    if op_name in NEEDS_STATIC_SHAPES:
-        return (f"the gradient of {op_name} needs static shapes (its result's extents are "
-                f"known only at run time): run transform.DynamicToStatic with its shape "
-                f"inputs bound as constants before gradient")
+    if op_name in REFUSED:
+        return f"the gradient of {op_name}: {REFUSED[op_name]}"
     return f"no gradient is registered for operator {op_name}"

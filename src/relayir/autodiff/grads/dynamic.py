@@ -4,7 +4,7 @@
 non-differentiable by nature (integer or constant outputs). The data-moving ``dyn.*`` ops
 and ``unique`` do have gradients, but the transforms materialise zero adjoints from
 static types, which a result with run-time extents does not have: asking for one is a
-clear error (``NEEDS_STATIC_SHAPES``), never a silent zero. Differentiate after
+clear error (``REFUSED``), never a silent zero. Differentiate after
 ``DynamicToStatic`` (shape inputs constant), which turns them into the static ops that
 have rules.
 """
@@ -15,6 +15,8 @@ NON_DIFFERENTIABLE_DYNAMIC = frozenset({
     "shape_of", "argwhere", "dyn.zeros", "dyn.ones", "dyn.full", "dyn.arange",
 })
 
-NEEDS_STATIC_SHAPES = frozenset({
-    "unique", "dyn.reshape", "dyn.broadcast_to", "dyn.tile", "dyn.strided_slice", "dyn.nn.pad",
-})
+REFUSED = dict.fromkeys(
+    ("unique", "dyn.reshape", "dyn.broadcast_to", "dyn.tile", "dyn.strided_slice",
+     "dyn.nn.pad"),
+    "needs static shapes (its result's extents are known only at run time): run "
+    "transform.DynamicToStatic with its shape inputs bound as constants before gradient")
