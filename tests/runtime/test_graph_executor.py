@@ -179,7 +179,7 @@ def test_export_and_load_in_a_fresh_process(tmp_path, mlp):
         with zipfile.ZipFile(path) as z:
             assert {"meta.json", "graph.json", "params.npz"} <= set(z.namelist())
             meta = json.loads(z.read("meta.json"))
-        assert meta["format_version"] == 1 and meta["target"] == "numpy"
+        assert meta["format_version"] == 2 and meta["target"] == "numpy"
         assert {k["name"] for k in meta["library"]["kernels"]} == set(built.get_lib())
         m = graph_executor.GraphModule(built)
         m.run(**ins)
@@ -198,6 +198,21 @@ def test_export_and_load_in_a_fresh_process(tmp_path, mlp):
             np.testing.assert_array_equal(loaded.get_params()[k], v)
 
 
+def _rewrite_archive(src_path, dst_path, meta_edit, graph_edit=None) -> None:
+    with zipfile.ZipFile(src_path) as src, zipfile.ZipFile(dst_path, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name == "meta.json":
+                meta = json.loads(data)
+                meta_edit(meta)
+                data = json.dumps(meta).encode()
+            if name == "graph.json" and graph_edit is not None:
+                graph = json.loads(data)
+                graph_edit(graph)
+                data = json.dumps(graph).encode()
+            dst.writestr(name, data)
+
+
 def test_load_module_rejects_other_files_and_versions(tmp_path, mlp):
     lib, _, _ = mlp
     bad = tmp_path / "bad.relayir"
@@ -207,17 +222,34 @@ def test_load_module_rejects_other_files_and_versions(tmp_path, mlp):
     good = tmp_path / "good.relayir"
     lib.export_library(good)
     future = tmp_path / "future.relayir"
-    with zipfile.ZipFile(good) as src, zipfile.ZipFile(future, "w") as dst:
-        for name in src.namelist():
-            data = src.read(name)
-            if name == "meta.json":
-                meta = json.loads(data)
-                meta["format_version"] = 99
-                data = json.dumps(meta).encode()
-            dst.writestr(name, data)
-    with pytest.raises(ModuleFormatError, match="format version 99; this relayir reads version 1"):
+    _rewrite_archive(good, future, lambda meta: meta.update(format_version=99))
+    with pytest.raises(ModuleFormatError,
+                       match="format version 99; this relayir reads version 1 or 2"):
         load_module(future)
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_a_version_1_module_still_loads_and_runs(tmp_path, mlp):
+    """Version 1 had no storage_offset: one buffer per storage id, every view at 0."""
+    lib, inputs, _ = mlp
+    good = tmp_path / "good.relayir"
+    lib.export_library(good)
+    graph = lib.graph
+    sids = graph["attrs"]["storage_id"][1]
+    old = tmp_path / "v1.relayir"
+
+    def to_v1(g):  # one storage per entry, no offsets: a valid version-1 plan
+        del g["attrs"]["storage_offset"]
+        g["attrs"]["storage_id"][1] = list(range(len(sids)))
+
+    _rewrite_archive(good, old, lambda meta: meta.update(format_version=1), to_v1)
+    loaded = load_module(old)
+    assert "storage_offset" not in loaded.graph["attrs"]
+    m_old, m_new = graph_executor.GraphModule(loaded), graph_executor.GraphModule(lib)
+    m_old.run(**inputs)
+    m_new.run(**inputs)
+    for k in range(m_new.get_num_outputs()):
+        np.testing.assert_array_equal(m_old.get_output(k), m_new.get_output(k))
 
 
 def test_a_failing_kernel_is_an_error_naming_it():

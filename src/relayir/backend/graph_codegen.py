@@ -12,7 +12,8 @@ functions over the inputs and constants. Each node of the JSON is
 
 ``node_row_ptr[i]`` is the first entry (output) of node ``i``; ``heads`` are the entries
 ``@main`` returns (a returned tuple is flattened); ``attrs`` holds per entry
-``shape``, ``dltype`` and the memory plan's ``storage_id``. Nodes are in execution
+``shape``, ``dltype`` and the memory plan's ``storage_id`` and ``storage_offset`` (bytes;
+the intermediates share storage 0 at 64-byte aligned offsets). Nodes are in execution
 order (post order), so the executor runs them front to back.
 
 Structurally equal primitive functions share one kernel. An op call that fusion left
@@ -207,6 +208,7 @@ class GraphCodegen:
         }
         plan = plan_memory(graph)
         graph["attrs"]["storage_id"] = ["list_int", list(plan.storage_ids)]
+        graph["attrs"]["storage_offset"] = ["list_int", list(plan.storage_offsets)]
         return graph
 
 

@@ -1,10 +1,12 @@
 """The graph executor (Relay's ``graph_executor.GraphModule``).
 
 Set-up does all the work a run could repeat: it reads the graph JSON, allocates one
-64-byte-aligned buffer per storage id of the memory plan, makes every tensor of the
-graph a view into its storage, copies the params in, and binds each node's kernel to
-its argument views (``Kernel.bind``: checked once, here). ``run()`` is then a loop over
-those pre-bound callables: no dictionary lookups, allocation or checks per kernel.
+64-byte-aligned buffer per storage id of the memory plan (storage 0 is the arena all
+intermediates share), makes every tensor of the graph a view at its ``storage_offset``
+into its storage (offset 0 when the graph has none), copies the params in, and binds
+each node's kernel to its argument views (``Kernel.bind``: checked once, here).
+``run()`` is then a loop over those pre-bound callables: no dictionary lookups,
+allocation or checks per kernel.
 
 Inputs are copied into their storage by ``set_input``, which checks the name, dtype and
 shape first, so a kernel only ever sees the shapes it was built for. ``get_output``
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend.memory_plan import plan_memory, storage_offsets
 from ..errors import Error
 
 _ALIGN = 64
@@ -69,21 +72,24 @@ class GraphModule:
             heads = graph["heads"]
             if "storage_id" in attrs:
                 sids = list(attrs["storage_id"][1])
+                offsets = storage_offsets(graph)
             else:  # a graph without a memory plan gets one here
-                from ..backend.memory_plan import plan_memory
-
-                sids = list(plan_memory(graph).storage_ids)
+                plan = plan_memory(graph)
+                sids, offsets = list(plan.storage_ids), list(plan.storage_offsets)
         except (KeyError, IndexError, TypeError) as exc:
             raise GraphExecutorError(f"the graph JSON lacks {exc}: not a built graph") from None
         nbytes = [int(np.prod(s, dtype=np.int64)) * np.dtype(d).itemsize
                   for s, d in zip(shapes, dtypes)]
         sizes = [0] * (max(sids, default=-1) + 1)
         for eid, sid in enumerate(sids):
-            sizes[sid] = max(sizes[sid], nbytes[eid])
+            if offsets[eid] % _ALIGN:
+                raise GraphExecutorError(
+                    f"entry {eid}: storage offset {offsets[eid]} is not a multiple of {_ALIGN}")
+            sizes[sid] = max(sizes[sid], offsets[eid] + nbytes[eid])
         self._storage = [_aligned_empty(n) for n in sizes]
         self._views = [
-            self._storage[sid][:n].view(d).reshape(s)
-            for sid, n, s, d in zip(sids, nbytes, shapes, dtypes)]
+            self._storage[sid][off: off + n].view(d).reshape(s)
+            for sid, off, n, s, d in zip(sids, offsets, nbytes, shapes, dtypes)]
         params = set(self.module.get_params())
         self._args: dict[str, int] = {}  # every null node's name → entry id
         self._input_names: list[str] = []  # the ones that are not params, in order

@@ -5,11 +5,12 @@ JSON (schedule and memory plan), the kernel library and the params (the constant
 the graph reads). ``export_library(path)`` writes them into one zip archive, without
 pickle:
 
-- ``meta.json``: ``{"format": "relayir.graph_module", "format_version": 1, "target",
+- ``meta.json``: ``{"format": "relayir.graph_module", "format_version": 2, "target",
   "mod_name", "relayir_version", "library": {"kind", "kernels": [...]}}``. The kernel
   table has one entry per kernel (name, input and output types); a numpy kernel also
   holds its primitive function as Relay text, rebuilt on load;
-- ``graph.json``: TVM's graph JSON;
+- ``graph.json``: TVM's graph JSON, with the memory plan's ``storage_offset`` list
+  besides ``storage_id`` (new in version 2; version 1 files still load);
 - ``params.npz``: the params, read back with ``allow_pickle=False``;
 - the library's own files (``lib.so`` for the C target).
 
@@ -35,7 +36,8 @@ import numpy as np
 from ..errors import Error
 
 FORMAT = "relayir.graph_module"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: intermediates packed in one arena (graph attr storage_offset)
+READ_VERSIONS = (1, 2)  # a version-1 graph has no storage_offset: one buffer per storage id
 
 
 class ModuleFormatError(Error):
@@ -141,10 +143,11 @@ def write_archive(path: str | os.PathLike, meta: dict, members: dict[str, bytes 
         raise
 
 
-def read_archive(path: str | os.PathLike, fmt: str, version: int, required=(),
+def read_archive(path: str | os.PathLike, fmt: str, version: int | tuple[int, ...], required=(),
                  what: str = "module") -> tuple[dict, dict[str, bytes]]:
     """``(meta, members)`` of an archive written by ``write_archive``, after checking
-    its format name and version; ``required`` members must be present."""
+    its format name and version (one version, or a tuple of the readable ones, newest
+    last); ``required`` members must be present."""
     path = os.fspath(path)
     try:
         with zipfile.ZipFile(path) as z:
@@ -161,10 +164,12 @@ def read_archive(path: str | os.PathLike, fmt: str, version: int, required=(),
         found = meta.get("format") if isinstance(meta, dict) else None
         raise ModuleFormatError(f"{path}: format {found!r}, expected {fmt!r}")
     found = meta.get("format_version")
-    if found != version:
+    versions = version if isinstance(version, tuple) else (version,)
+    if found not in versions:
+        readable = " or ".join(str(v) for v in versions)
         raise ModuleFormatError(
             f"{path} was written in {what} format version {found}; this relayir reads "
-            f"version {version}: rebuild the model with this relayir")
+            f"version {readable}: rebuild the model with this relayir")
     missing = set(required) - set(members)
     if missing:
         raise ModuleFormatError(
@@ -211,7 +216,7 @@ def export_library(module: GraphExecutorFactoryModule, path: str | os.PathLike) 
 
 def load_module(path: str | os.PathLike) -> GraphExecutorFactoryModule:
     """Read a module written by ``export_library``; kernels are rebuilt or loaded."""
-    meta, members = read_archive(path, FORMAT, FORMAT_VERSION, ("graph.json", "params.npz"))
+    meta, members = read_archive(path, FORMAT, READ_VERSIONS, ("graph.json", "params.npz"))
     graph_json = members["graph.json"].decode()
     params = load_params(members["params.npz"])
     lib = load_library_entry(path, meta["library"], members, meta["target"])
