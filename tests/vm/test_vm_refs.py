@@ -226,3 +226,22 @@ def test_recursive_lstm_gradient_on_the_vm_equals_the_interpreter(seq_len):
     got = relay.vm.VirtualMachine(relay.vm.compile(gmod, target="cpu")).run(*args)
     assert values_equal(got, want, rtol=1e-4, atol=1e-6), (got, want)
     assert len(got[1]) == len(names) and any(np.abs(g).max() > 0 for g in got[1][1:])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_write_whose_unit_nothing_reads_allocates_no_unit(target):
+    mod = module(RECURSIVE)  # @twice's %u is never read; its () result and @main's are
+    with PassContext(disabled_pass=["VMLiveness"]):
+        raw = relay.vm.compile(mod, target=target)
+    exe, (_, last) = check(mod, target, np.array([0.5, -1.0, 2.0], "float32"))
+    np.testing.assert_allclose(last, np.array([0.5, -1.0, 2.0]) * 128 + 127)
+
+    def units(e):  # (writes that give a unit, writes, empty tuples made)
+        code = [i for f in e.functions for i in f.instructions]
+        return (sum(i.op is Opcode.RefWrite and len(i.args) > 2 for i in code),
+                sum(i.op is Opcode.RefWrite for i in code),
+                sum(i.op is Opcode.AllocADT and i.args[1] < 0 and not i.args[2]
+                    for i in code))
+    assert units(raw) == (1, 1, 1)  # before liveness, the write names its unit
+    assert units(exe) == (0, 1, 1)  # the write stays, its unread unit goes
+    assert "ref_write $r" in str(exe.bytecode) and " unit $r" in str(raw.bytecode)

@@ -434,3 +434,52 @@ def test_save_is_atomic_and_leaves_no_temporary_files(tmp_path):
     a, b = np.ones(2, "float32"), np.arange(2, dtype="float32")
     assert values_equal(relay.vm.VirtualMachine(relay.vm.Executable.load(path)).run(a, b),
                         relay.vm.VirtualMachine(exe).run(a, b))
+
+
+def test_kernel_calls_with_fixed_pointers_run_back_to_back():
+    from relayir.vm.interpreter import _PACKED_CHAIN
+
+    x = relay.var("x", shape=(4,), dtype="float32")
+    y = relay.add(x, relay.const(1.0))
+    for k in range(5):
+        y = relay.multiply(relay.add(y, relay.const(float(k))), relay.const(0.5))
+    mod = relay.IRModule.from_expr(relay.Function([x], y))
+    with relay.transform.PassContext(opt_level=0):  # one kernel per op
+        vm = relay.vm.VirtualMachine(relay.vm.compile(mod, target="cpu"))
+    chains = [ins for ins in vm.code[0] if ins[0] == _PACKED_CHAIN]
+    assert chains and max(len(ins[1]) for ins in chains) >= 5, vm.code[0]
+    for seed in range(3):  # a new input array each run: the first call's pointer changes
+        data = np.random.default_rng(seed).standard_normal(4).astype("float32")
+        want = data + 1
+        for k in range(5):
+            want = (want + k) * 0.5
+        np.testing.assert_allclose(vm.run(data), want, rtol=1e-6)
+
+
+RECURSIVE_ARENAS = """
+def @f(%x: Tensor[(3), float32], %n: int32) -> Tensor[(3), float32] {
+  if (equal(%n, 0)) {
+    %x
+  } else {
+    let %t = multiply(%x, 2f);
+    let %z = @f(add(%x, 1f), subtract(%n, 1));
+    add(%z, %t)
+  }
+}
+def @main(%x: Tensor[(3), float32]) { @f(%x, 4) }
+"""
+
+
+def test_planned_views_follow_each_recursive_activation():
+    """Each activation of @f has its own arena, and %t's planned view lives across the
+    recursive call: the kernel after it must read the caller's arena, not the callee's."""
+    mod = module(RECURSIVE_ARENAS)
+    x = np.array([0.5, -1.0, 2.0], "float32")
+    with relay.transform.PassContext(opt_level=0):  # %t stays a separate kernel's output
+        exe = relay.vm.compile(mod, target="cpu")
+    assert exe.storage_bytes() > 0
+    vm = relay.vm.VirtualMachine(exe)
+    want = reference(mod, x)
+    for _ in range(2):
+        np.testing.assert_allclose(vm.run(x), want, rtol=1e-6)
+    assert len(vm._arenas[exe.func_index["f"]]) >= 4  # one per live activation

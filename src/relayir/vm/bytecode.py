@@ -38,7 +38,7 @@ class Opcode(IntEnum):
     # references (Relay's ``ref(v)``, ``r^``, ``r := v``): a cell is ``runtime.values.RefValue``
     RefCreate = 22      # dst, src: a fresh mutable cell holding the value of src
     RefRead = 23        # dst, ref: the value the cell holds now
-    RefWrite = 24       # ref, src: the cell now holds src (the unit result is a separate ())
+    RefWrite = 24       # ref, src[, dst]: the cell now holds src; dst, if any, gets the unit ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +116,8 @@ def format_instruction(ins: Instruction, exe=None) -> str:
     if op is Opcode.RefRead:
         return f"ref_read $r{a[0]} $r{a[1]}"
     if op is Opcode.RefWrite:
-        return f"ref_write $r{a[0]} $r{a[1]}"
+        unit = f" unit $r{a[2]}" if len(a) > 2 else ""  # liveness drops an unread unit
+        return f"ref_write $r{a[0]} $r{a[1]}{unit}"
     raise ValueError(f"unknown opcode {op}")
 
 

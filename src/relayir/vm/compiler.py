@@ -16,7 +16,8 @@ On the cpu target a dynamic function the C backend cannot lower runs through its
 reference too.
 
 References: ``RefCreate`` / ``RefRead`` / ``RefWrite`` on ``runtime.values.RefValue``
-cells, the reference interpreter's values; a write's result is a fresh ``()``.
+cells, the reference interpreter's values; a write's result is ``()`` (which liveness
+drops when nothing reads it).
 
 Registers: one per let-bound value / temporary, no reuse yet. Parameters occupy the
 first registers; a closure's function takes its captured values first, then its own
@@ -250,9 +251,8 @@ class _FunctionCompiler:
             return r
         if t is RefWrite:
             ref, src = self.expr(e.ref), self.expr(e.value)
-            self.emit(Opcode.RefWrite, ref, src)
-            r = self.new_reg()
-            self.emit(Opcode.AllocADT, r, -1, ())  # Relay's unit: (), as the interpreter's
+            r = self.new_reg()  # gets Relay's unit, (), as the interpreter's
+            self.emit(Opcode.RefWrite, ref, src, r)
             return r
         if t is Function:
             raise VMCompileError(

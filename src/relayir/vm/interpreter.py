@@ -11,14 +11,19 @@ Speed (see ``benchmarks/vm.py``):
 - inputs are checked (dtype, shape, C-contiguous) once, when a function is entered
   from Python; every other tensor a kernel sees was allocated by the VM from the static
   type it was compiled against, so kernels are called without checks;
-- a C kernel's ``InvokePacked`` owns a ctypes pointer array and, for operands that
-  hold the same objects run after run (constants, planned-storage views, parameters:
-  ``liveness.stable_registers``), remembers the array it last passed: a call rewrites
-  only the addresses that changed, then makes one ctypes call. Other operands' addresses
-  are taken per call and their arrays not kept, so nothing outlives its last use
-  (kernels with symbolic dims also get their dims array refreshed from the shapes);
-- a straight run of ``LoadConst`` / ``AllocTensor`` ending in a C kernel call is one
-  dispatch (``_Decoder.fold``);
+- a C kernel's ``InvokePacked`` owns a ctypes pointer array. An operand that is
+  surely a given constant there (set earlier in its basic block) has its address
+  written once, at decode time; one that is surely a given planned view, once per arena
+  (``_ViewBinding``: only recursion, which gives each activation its own arena, rewrites
+  them). For other operands that hold the same objects run after run (parameters:
+  ``liveness.stable_registers``) it remembers the array it last passed and rewrites only
+  an address that changed; the rest's addresses are taken per call and their arrays not
+  kept, so nothing outlives its last use (kernels with symbolic dims also get their
+  dims array refreshed from the shapes);
+- a straight run of ``LoadConst`` / planned ``AllocTensor`` / C kernel calls whose
+  pointers are all fixed is one dispatch making the calls back to back, as the graph
+  executor does (``_Decoder.chain``); a straight run of ``LoadConst`` / ``AllocTensor``
+  ending in any other C kernel call is one dispatch too (``_Decoder.fold``);
 - a private tensor (``liveness.private_tensors``) without planned storage, e.g. of a
   dynamic shape, goes back to a pool keyed by (shape, dtype) when ``KillRegister`` names
   it pooled, and ``AllocTensor`` / ``AllocTensorReg`` take from that pool first;
@@ -45,7 +50,7 @@ from ..ir.types import TensorType, TupleType
 from ..runtime.graph_executor import _aligned_empty  # 64-byte aligned, as its storage
 from ..runtime.values import ConstructorValue, RefValue
 from .bytecode import Opcode
-from .liveness import stable_registers
+from .liveness import OPERANDS, defs_uses, stable_registers, successors
 from .shape_func import bind_input_dims
 
 
@@ -86,6 +91,7 @@ _ALLOC_SLOT = 102      # AllocTensor on planned storage: a view the frame's aren
 _PACKED_RUN = 103      # LoadConst / AllocTensor ... then a C kernel, in one dispatch
 _TAIL_INVOKE = 104     # Invoke whose result the function returns: reuses the frame
 _TAIL_INVOKE_CLOSURE = 105
+_PACKED_CHAIN = 106    # C kernel calls with fixed pointers (and their operands' loads)
 _POOL_DEPTH = 4        # buffers kept per (shape, dtype): more are left to the GC
 _POOL_KEYS = 256       # shapes kept; past this (many lengths seen) the pool starts over
 
@@ -161,6 +167,24 @@ class _Arena:
         return sum(b.nbytes for b in self.buffers)
 
 
+class _ViewBinding:
+    """The arena whose planned views a function's pointer arrays hold: a call in
+    another activation of the function (recursion) points them all at its own arena's."""
+
+    __slots__ = ("arena", "targets")
+
+    def __init__(self):
+        self.arena = None
+        self.targets: list = []  # (pointer array, ((position, view index), ...))
+
+    def bind(self, arena) -> None:
+        views = arena.views
+        for ptrs, where in self.targets:
+            for i, k in where:
+                ptrs[i] = _address(views[k])
+        self.arena = arena  # arenas live as long as the VM: the addresses stay valid
+
+
 class _Decoder:
     """Turns one function's instructions into dispatch tuples (and its arena layout)."""
 
@@ -175,10 +199,16 @@ class _Decoder:
         for slot, nbytes, align in sorted(bound.values()):
             storages.extend([(0, 1)] * (slot + 1 - len(storages)))
             storages[slot] = (nbytes, align)
+        targets = _jump_targets(fn)
+        self.binding = _ViewBinding()
+        known: dict = {}  # register -> ("const", index) / ("view", index), this block only
         for pc, ins in enumerate(fn.instructions):
             op, a = ins.op, ins.args
+            if pc in targets:
+                known.clear()
             if op is Opcode.InvokePacked:
-                code.append(self.invoke_packed(ins, 0 if stable is None else stable[pc]))
+                code.append(self.invoke_packed(ins, 0 if stable is None else stable[pc],
+                                               known))
             elif op is Opcode.AllocTensor and len(a) > 3:
                 code.append((_ALLOC_SLOT, a[0], len(allocs), None, None))
                 allocs.append(_planned_view(fn, pc, bound))
@@ -186,7 +216,52 @@ class _Decoder:
                 code.append((_ALLOC_STORAGE, a[0], a[3], None, None))
             else:
                 code.append(self.instruction(ins))
+            if op not in OPERANDS or successors(pc, ins) != (pc + 1,):
+                known.clear()
+                continue
+            for r in defs_uses(ins)[0] if op is not Opcode.KillRegister else a[0]:
+                known.pop(r, None)
+            if op is Opcode.LoadConst:
+                known[a[0]] = ("const", a[1])
+            elif code[-1][0] == _ALLOC_SLOT:
+                known[a[0]] = ("view", code[-1][2])
         return code, storages, allocs
+
+    @staticmethod
+    def chain(fn, code: list) -> list:
+        """Fold each straight run of ``LoadConst`` / planned ``AllocTensor`` / C kernel
+        calls whose every pointer is fixed (``invoke_packed``) into one dispatch: it sets
+        the registers as the run leaves them, then makes the calls back to back, as the
+        graph executor does (the run's instructions stay, reachable by no jump)."""
+        targets = _jump_targets(fn)
+        out = list(code)
+        i, n = 0, len(code)
+        while i < n:
+            j, end = i, None
+            while j < n and (j == i or j not in targets):
+                op = code[j][0]
+                if op == _PACKED_C and not code[j][2] and not code[j][4]:
+                    end = j + 1
+                elif op not in (_LOAD_CONST, _ALLOC_SLOT):
+                    break
+                j += 1
+            if end is None:
+                i = max(j, i + 1)
+                continue
+            final: dict = {}  # register -> the run's last (opcode, value) for it
+            calls, binding = [], None
+            for ins in code[i:end]:
+                if ins[0] == _PACKED_C:
+                    calls.append(ins[1])
+                    if ins[3][2]:
+                        binding = ins[3][3]
+                else:
+                    final[ins[1]] = (ins[0], ins[2])
+            consts = tuple((r, v) for r, (op, v) in final.items() if op == _LOAD_CONST)
+            slots = tuple((r, v) for r, (op, v) in final.items() if op == _ALLOC_SLOT)
+            out[i] = (_PACKED_CHAIN, tuple(calls), consts, slots, (binding, end - i))
+            i = end
+        return out
 
     @staticmethod
     def fold(fn, code: list) -> list:
@@ -194,12 +269,7 @@ class _Decoder:
         kernel call into one dispatch that sets the same registers, then calls (the
         run's later instructions stay, reachable only by a jump, and no jump lands
         inside a folded run)."""
-        targets = set()
-        for i, ins in enumerate(fn.instructions):
-            if ins.op is Opcode.If:
-                targets.update((i + ins.args[2], i + ins.args[3]))
-            elif ins.op is Opcode.Goto:
-                targets.add(i + ins.args[0])
+        targets = _jump_targets(fn)
         out = list(code)
         i, n = 0, len(code)
         while i < n:
@@ -221,11 +291,13 @@ class _Decoder:
             i = j + 1
         return out
 
-    def invoke_packed(self, ins, stable: int) -> tuple:
-        """A C kernel call keeps the arrays of the operands in ``stable`` (a bitset of
-        registers holding constants, planned views or parameters: the same objects every
-        run) to skip their address when unchanged; the others' addresses are taken on
-        every call, and their arrays are not kept alive."""
+    def invoke_packed(self, ins, stable: int, known: dict) -> tuple:
+        """A C kernel call's pointer array is filled at decode time for the operands
+        that are surely a given constant here (``known``), and once per arena for those
+        surely a given planned view; of the others, it keeps the arrays of the operands in
+        ``stable`` (a bitset of registers holding constants, planned views or parameters:
+        the same objects every run) to skip their address when unchanged; the rest's
+        addresses are taken on every call, and their arrays are not kept alive."""
         a = ins.args
         kernel = self.exe.kernels[a[0]]
         operands = tuple(a[1]) + tuple(a[2])
@@ -236,9 +308,22 @@ class _Decoder:
         packed = _PackedCall(kernel, len(operands))
         if packed.dim_sources:
             return (_PACKED_C_DIMS, packed, operands, None, None)
-        kept = tuple((i, r) for i, r in enumerate(operands) if stable >> r & 1)
-        changing = tuple((i, r) for i, r in enumerate(operands) if not stable >> r & 1)
-        return (_PACKED_C, packed.call, kept, (packed.seen, packed.ptrs), changing)
+        kept, changing, views = [], [], []
+        for i, r in enumerate(operands):
+            kind, index = known.get(r, (None, None))
+            if kind == "const":
+                packed.seen[i] = self.constants[index]  # kept alive with the call
+                packed.ptrs[i] = _address(packed.seen[i])
+            elif kind == "view":
+                views.append((i, index))
+            elif stable >> r & 1:
+                kept.append((i, r))
+            else:
+                changing.append((i, r))
+        if views:
+            self.binding.targets.append((packed.ptrs, tuple(views)))
+        state = (packed.seen, packed.ptrs, tuple(views), self.binding)
+        return (_PACKED_C, packed.call, tuple(kept), state, tuple(changing))
 
     def instruction(self, ins) -> tuple:
         op, a = ins.op, ins.args
@@ -281,7 +366,7 @@ class VirtualMachine:
         decoded = [decoder.function(f) for f in exe.functions]
         # plain: one dispatch per instruction (the profiler's view); code: runs folded
         self._plain_code = [c for c, _, _ in decoded]
-        self.code = [_tail_calls(decoder.fold(f, c))
+        self.code = [_tail_calls(decoder.fold(f, decoder.chain(f, c)))
                      for f, c in zip(exe.functions, self._plain_code)]
         self._arena_layout = [(s, a) for _, s, a in decoded]
         self._arenas: list[list] = [[] for _ in exe.functions]  # free arenas per function
@@ -375,7 +460,8 @@ class VirtualMachine:
         pool = self._pool
         code = codes[func]
         regs = args + [None] * (nregs[func] - len(args))
-        arena = self._take_arena(func)
+        free = arenas[func]
+        arena = free.pop() if free else self._take_arena(func)
         pc = 0
         stack: list = []  # (code, regs, arena, func, pc to resume at, destination register)
         prof = self._profile
@@ -390,18 +476,20 @@ class VirtualMachine:
                     _tick(prof, last, now - t_last)
                 last, t_last = id(ins), now
             op, a, b, c, d = ins
-            if op == _PACKED_C:
-                seen, ptrs = c
-                for i, r in b:
-                    x = regs[r]
-                    if x is not seen[i]:
-                        seen[i] = x
-                        ptrs[i] = _address(x)
-                for i, r in d:
-                    ptrs[i] = _address(regs[r])
-                if a():
-                    self._kernel_failed(a)
-                pc += 1
+            if op == _PACKED_CHAIN:  # the hot opcodes first: an if/elif chain
+                binding, skip = d
+                if binding is not None and arena is not binding.arena:
+                    binding.bind(arena)
+                for r, x in b:
+                    regs[r] = x
+                if c:
+                    views = arena.views
+                    for r, k in c:
+                        regs[r] = views[k]
+                for f in a:
+                    if f():
+                        self._kernel_failed(f)
+                pc += skip
             elif op == _PACKED_RUN:
                 consts, slots, fresh, changing, skip = d
                 for r, x in consts:
@@ -413,7 +501,9 @@ class VirtualMachine:
                 for r, shape, dtype in fresh:
                     free = pool.get((shape, dtype))
                     regs[r] = free.pop() if free else np.empty(shape, dtype)
-                seen, ptrs = c
+                seen, ptrs, views, binding = c
+                if views and arena is not binding.arena:
+                    binding.bind(arena)
                 for i, r in b:
                     x = regs[r]
                     if x is not seen[i]:
@@ -424,6 +514,33 @@ class VirtualMachine:
                 if a():
                     self._kernel_failed(a)
                 pc += skip
+            elif op == _PACKED_C:
+                seen, ptrs, views, binding = c
+                if views and arena is not binding.arena:
+                    binding.bind(arena)
+                for i, r in b:
+                    x = regs[r]
+                    if x is not seen[i]:
+                        seen[i] = x
+                        ptrs[i] = _address(x)
+                for i, r in d:
+                    ptrs[i] = _address(regs[r])
+                if a():
+                    self._kernel_failed(a)
+                pc += 1
+            elif op == _RET:
+                value = regs[a]
+                if arena is not None:
+                    arenas[func].append(arena)
+                if not stack:
+                    if prof is not None:
+                        _tick(prof, last, clock() - t_last)
+                    return value
+                code, regs, arena, func, pc, dst = stack.pop()
+                regs[dst] = value
+            elif op == _ALLOC_STORAGE:
+                regs[a] = arena.buffers[b]
+                pc += 1
             elif op == _ALLOC_SLOT:
                 regs[a] = arena.views[b]
                 pc += 1
@@ -500,16 +617,6 @@ class VirtualMachine:
                     arenas[func].append(arena)
                 func, code, regs, pc = callee, codes[callee], new, 0
                 arena = self._take_arena(callee)
-            elif op == _RET:
-                value = regs[a]
-                if arena is not None:
-                    arenas[func].append(arena)
-                if not stack:
-                    if prof is not None:
-                        _tick(prof, last, clock() - t_last)
-                    return value
-                code, regs, arena, func, pc, dst = stack.pop()
-                regs[dst] = value
             elif op == _INVOKE_PACKED:
                 status = a(*[regs[r] for r in b])
                 if status:
@@ -541,9 +648,6 @@ class VirtualMachine:
             elif op == _SHAPE_OF:
                 regs[a] = np.array(regs[b].shape, c)
                 pc += 1
-            elif op == _ALLOC_STORAGE:
-                regs[a] = arena.buffers[b]
-                pc += 1
             elif op == _REF_CREATE:  # the reference interpreter's cells: values compare
                 regs[a] = RefValue(regs[b])
                 pc += 1
@@ -552,6 +656,8 @@ class VirtualMachine:
                 pc += 1
             elif op == _REF_WRITE:
                 regs[a].value = regs[b]
+                if c is not None:
+                    regs[c] = ()
                 pc += 1
             elif op == _FATAL:
                 raise VMError(a)
@@ -572,6 +678,16 @@ class VirtualMachine:
     def arena_bytes(self) -> int:
         """Bytes held by the storage arenas made so far (reused by every later run)."""
         return sum(a.nbytes for free in self._arenas for a in free)
+
+
+def _jump_targets(fn) -> set[int]:
+    targets = set()
+    for i, ins in enumerate(fn.instructions):
+        if ins.op is Opcode.If:
+            targets.update((i + ins.args[2], i + ins.args[3]))
+        elif ins.op is Opcode.Goto:
+            targets.add(i + ins.args[0])
+    return targets
 
 
 def _tail_calls(code: list) -> list:

@@ -22,7 +22,8 @@ A post-pass over each function's emitted instructions (``optimize_function``):
    calls, so a static model allocates only its result after the first run.
 4. **KillRegister** after the instruction where a register holding run-time memory (a
    fresh tensor, a call's result, a tuple / ADT / closure) dies, unless the next
-   instruction overwrites that register anyway or returns. A dying *private* fresh tensor
+   instruction overwrites that register anyway or returns. A unit ``()`` nothing reads
+   (an empty ``AllocADT``, a ``RefWrite``'s result) is dropped. A dying *private* fresh tensor
    (``private_tensors``: only kernels saw it; dynamic shapes, or static ones without
    planned storage) is named as pooled: the interpreter keeps its buffer for the next
    ``AllocTensor`` / ``AllocTensorReg`` of that shape and dtype, so a dynamic model run
@@ -78,7 +79,8 @@ OPERANDS: dict[Opcode, tuple[str, ...]] = {
     # references: a stored value escapes (never private), so it is never planned or pooled
     Opcode.RefCreate: (DEF, USE),
     Opcode.RefRead: (DEF, USE),
-    Opcode.RefWrite: (USE, USE),  # the cell is mutated, not redefined: its register is read
+    Opcode.RefWrite: (USE, USE, DEF),  # the cell is mutated (read), not redefined; the
+    # optional DEF gets the unit ()
 }
 
 # registers defined by these hold no memory of their own: never worth a kill
@@ -285,7 +287,9 @@ def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
     # fresh private tensors go back to the interpreter's pool when they die
     pooled = {r for r in private_tensors(fn) if r in memory_regs}
 
-    vanishes = [_vanishes(ins, colour) for ins in code]
+    unread = [_unread_unit(ins, live.live_out[i]) for i, ins in enumerate(code)]
+    vanishes = [_vanishes(ins, colour) or (unread[i] and ins.op is Opcode.AllocADT)
+                for i, ins in enumerate(code)]
     kept_from = [len(code) - 1] * (len(code) + 1)  # the first kept instruction at or after i
     for i in range(len(code) - 1, -1, -1):
         kept_from[i] = kept_from[i + 1] if vanishes[i] else i
@@ -298,11 +302,14 @@ def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
         args = _renamed(ins, colour)
         if i in offsets:
             args = args[:3] + (storage, offsets[i])
+        if unread[i] and ins.op is Opcode.RefWrite:
+            args = args[:2]  # the write stays, its unit goes
         if not vanishes[i]:
             out.append(Instruction(ins.op, args))
         if live.succ[i] != (i + 1,) or i + 1 >= len(code):
             continue  # branches and ends: registers dying on an edge go with the frame
-        dying = (live.defs[i] | live.uses[i]) - live.live_out[i]
+        dying = (live.uses[i] | (live.defs[i] if not unread[i] else frozenset())) \
+            - live.live_out[i]
         still_live = {colour[r] for r in live.live_out[i]}
         kill = {colour[r] for r in dying if r in memory_regs} - still_live
         pool = {colour[r] for r in dying if r in pooled} - still_live
@@ -332,6 +339,15 @@ def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
 def _vanishes(ins: Instruction, colour: dict[int, int]) -> bool:
     """A ``Move`` whose two registers were coalesced."""
     return ins.op is Opcode.Move and colour[ins.args[0]] == colour[ins.args[1]]
+
+
+def _unread_unit(ins: Instruction, live_out) -> bool:
+    """A unit ``()`` (an empty tuple, or a ``RefWrite``'s result) that nothing reads:
+    the write stays, the unit is dropped."""
+    if ins.op is Opcode.RefWrite:
+        return len(ins.args) > 2 and ins.args[2] not in live_out
+    return ins.op is Opcode.AllocADT and ins.args[1] < 0 and not ins.args[2] \
+        and ins.args[0] not in live_out
 
 
 def _renamed(ins: Instruction, colour: dict[int, int]) -> tuple:
