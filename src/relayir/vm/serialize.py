@@ -248,7 +248,7 @@ def _validate(path, exe) -> None:
 
 
 def _check_operands(path, exe) -> None:
-    from .interpreter import VMError, _planned_view, _storage_bindings
+    from .decode import VMError, _planned_view, _storage_bindings
     from .liveness import OPERANDS, defs_uses
 
     for fn in exe.functions:
