@@ -1,7 +1,7 @@
 """The operator registry: one definition per op, plus tables that later layers own.
 
 An op is registered once, in the module of its family (``op/tensor.py``,
-``op/nn.py``, ...), with everything the IR layer needs to know about it:
+``op/nn/``, ...), with everything the IR layer needs to know about it:
 
 - ``attrs``: a frozen dataclass of its attributes (``Conv2DAttrs``), or ``None``;
 - ``rel``: its type relation ``rel(arg_types, attrs) -> out_type``;

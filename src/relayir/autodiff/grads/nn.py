@@ -1,4 +1,4 @@
-"""Gradients of neural-network ops (``op/nn.py``), built from existing ops only.
+"""Gradients of neural-network ops (``op/nn/``), built from existing ops only.
 
 Convolution: the input gradient is a transposed convolution written as dilate (by the
 stride) + pad + ``conv2d`` with flipped, group-transposed weights; the weight gradient

@@ -1,4 +1,4 @@
-"""Gradients of shape, indexing and selection ops (``op/transform.py``, ``op/layout.py``)."""
+"""Gradients of shape, indexing and selection ops (``op/transform/``, ``op/layout.py``)."""
 
 from __future__ import annotations
 

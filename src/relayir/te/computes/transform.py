@@ -1,4 +1,4 @@
-"""Computes of the transform ops (``op/transform.py``, ``layout_transform``, and
+"""Computes of the transform ops (``op/transform/``, ``layout_transform``, and
 ``nn.pad`` / ``nn.batch_flatten``): each one is an index mapping from the output to
 its input(s), so lowering inlines it into whatever reads it.
 """
