@@ -13,6 +13,7 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 import relayir  # noqa: E402
 from relayir.executor import create_executor  # noqa: E402
 from relayir.frontend import UnsupportedOperatorError, from_onnx  # noqa: E402
+from relayir.testing.onnx_oracle import expected_outputs  # noqa: E402
 
 F = TensorProto.FLOAT
 RNG = np.random.default_rng(0)
@@ -40,12 +41,8 @@ def _run(model, inputs, **kw):
 
 def check(nodes, inputs, outputs=("y",), opset=17, inits=(), rtol=1e-5, ort=False):
     model = _model(nodes, inputs, list(outputs), opset, inits, out_type=F if ort else 0)
-    if ort:  # where onnx's reference evaluator implements only the newest semantics
-        rt = pytest.importorskip("onnxruntime")
-        want = rt.InferenceSession(model.SerializeToString(),
-                                   providers=["CPUExecutionProvider"]).run(None, inputs)
-    else:
-        want = ReferenceEvaluator(model).run(None, inputs)
+    # ort: where onnx's reference evaluator implements only the newest semantics
+    want = expected_outputs(model, inputs, onnxruntime=ort)
     got = _run(model, inputs)
     assert len(got) == len(want)
     for g, w in zip(got, want):

@@ -9,11 +9,11 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import relayir  # noqa: E402
 from relayir.executor import create_executor  # noqa: E402
 from relayir.frontend import from_onnx  # noqa: E402
+from relayir.testing.onnx_oracle import expected_outputs  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
@@ -41,13 +41,7 @@ def check(op, inputs, consts=None, opset=19, target=None, rtol=1e-5, atol=1e-5,
     consts = consts or {}
     names = input_names or [*inputs, *consts]
     model = _model(helper.make_node(op, names, ["y"], **attrs), inputs, consts, opset)
-    if ort:
-        rt = pytest.importorskip("onnxruntime")
-        sess = rt.InferenceSession(model.SerializeToString(),
-                                   providers=["CPUExecutionProvider"])
-        (want,) = sess.run(None, inputs)
-    else:
-        (want,) = ReferenceEvaluator(model).run(None, inputs)
+    (want,) = expected_outputs(model, inputs, onnxruntime=ort)
     mod, params = from_onnx(model)
     if target is None:
         got = create_executor("debug", mod).evaluate()(*inputs.values(), **params)
