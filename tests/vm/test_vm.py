@@ -7,14 +7,12 @@ import pytest
 import relayir as relay
 from relayir.runtime.values import values_equal
 from relayir.testing.models import mlp
+from relayir.testing.prelude_text import parse_with_prelude
 
 TARGETS = ["numpy", "cpu"]
 
 
-def module(text: str) -> relay.IRModule:
-    mod = relay.IRModule()
-    relay.Prelude(mod)
-    return relay.parse(text, init_module=mod)
+module = parse_with_prelude
 
 
 def reference(mod, *args, params=None):

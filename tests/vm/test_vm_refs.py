@@ -10,6 +10,7 @@ from relayir.autodiff import gradient
 from relayir.ir.types import TensorType
 from relayir.runtime.values import RefValue, values_equal
 from relayir.testing.models import lstm_recursive
+from relayir.testing.prelude_text import parse_with_prelude
 from relayir.transform.pass_infra import PassContext
 from relayir.vm import Opcode
 from relayir.vm.liveness import private_tensors
@@ -18,10 +19,7 @@ TARGETS = ["numpy", "cpu"]
 F = "float64"
 
 
-def module(text: str) -> relay.IRModule:
-    mod = relay.IRModule()
-    relay.Prelude(mod)
-    return relay.parse(text, init_module=mod)
+module = parse_with_prelude
 
 
 def check(mod, target, *args, rtol=1e-7, atol=1e-9):

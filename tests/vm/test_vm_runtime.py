@@ -15,6 +15,7 @@ import pytest
 import relayir as relay
 from relayir.runtime.values import values_equal
 from relayir.testing.models import mlp
+from relayir.testing.prelude_text import parse_with_prelude
 from relayir.vm import Opcode
 from relayir.vm.bytecode import Instruction, VMFunction
 from relayir.vm.liveness import Liveness, optimize_function
@@ -22,10 +23,7 @@ from relayir.vm.liveness import Liveness, optimize_function
 TARGETS = ["numpy", "cpu"]
 
 
-def module(text: str) -> relay.IRModule:
-    mod = relay.IRModule()
-    relay.Prelude(mod)
-    return relay.parse(text, init_module=mod)
+module = parse_with_prelude
 
 
 def reference(mod, *args, params=None):
