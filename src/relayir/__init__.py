@@ -29,7 +29,7 @@ from .op.algorithm import *  # noqa: F403
 from .op.bitwise import *  # noqa: F403
 from .op.layout import layout_transform
 from .op.reduce import *  # noqa: F403
-from .op.registry import get_op
+from .ir.op import get_op
 from .op.scatter import *  # noqa: F403
 from .op.tensor import *  # noqa: F403
 from .op.transform import *  # noqa: F403

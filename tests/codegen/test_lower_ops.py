@@ -16,7 +16,7 @@ import shutil
 import numpy as np
 import pytest
 
-from relayir.op.registry import get_op, make_attrs
+from relayir.ir.op import get_op, make_attrs
 from relayir.testing.op_check import make_call_module, rand
 from relayir.tir.lower import lower_primitive
 from relayir.typing.infer import infer_module

@@ -27,6 +27,7 @@ from relayir.ir.adt import (
     TypeData,
 )
 from relayir.ir.expr import Call, Op, RefCreate, RefRead, RefWrite
+from relayir.ir.op import Attrs, OpPattern
 from relayir.ir.structural import assert_structural_equal
 from relayir.ir.types import (
     Any,
@@ -39,8 +40,6 @@ from relayir.ir.types import (
     TypeCall,
     TypeVar,
 )
-from relayir.op import registry
-from relayir.op.registry import Attrs, OpPattern
 
 
 def round_trip(node, map_free_vars=False):
@@ -76,7 +75,7 @@ class _ToyAttrs(Attrs):
 def toy_op(monkeypatch):
     """An op with every kind of attribute, registered only for the test."""
     op = Op("text_test.toy", 1, ("data",), _ToyAttrs, None, OpPattern.OPAQUE, None)
-    monkeypatch.setitem(registry._REGISTRY, op.name, op)
+    monkeypatch.setitem(Op.REGISTRY, op.name, op)
     return op
 
 

@@ -115,7 +115,7 @@ def test_bad_layouts(src, dst, fragment):
 
 def test_layout_transform_needs_both_layouts():
     with pytest.raises(OpError, match="dst_layout"):
-        relayir.op.registry.call("layout_transform", [relayir.var("x", shape=(1,))],
+        relayir.ir.op.call("layout_transform", [relayir.var("x", shape=(1,))],
                                  src_layout="N")
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.autodiff import gradient
+from relayir.transform.autodiff import gradient
 from relayir.ir.types import TensorType
 from relayir.runtime.values import RefValue, values_equal
 from relayir.testing.models import lstm_recursive

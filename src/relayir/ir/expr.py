@@ -11,17 +11,14 @@ node: a node's type cannot change because its inputs cannot change.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import Error, TypeNotInferredError
+from ..errors import Error, OpError, TypeNotInferredError
 from .types import NATIVE_DTYPES, Node, TensorType, Type, check_dtype
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +87,7 @@ class Expr(Node):
         return _binary("divide", other, self)
 
     def __neg__(self):
-        from ..op.registry import call
-
-        return call("negative", [self])
+        return Call(Op.get("negative"), (self,))
 
     def __getitem__(self, index: int):
         if not isinstance(index, int):
@@ -105,15 +100,13 @@ class Expr(Node):
         raise TypeError("a Relay expression is not iterable; index tuple fields with expr[i]")
 
     def astype(self, dtype: str):
-        from ..op.registry import call
-
-        return call("cast", [self], dtype=dtype)
+        cast = Op.get("cast")
+        return Call(cast, (self,), cast.attrs_type(dtype=dtype))
 
 
 def _binary(name: str, a, b):
-    from ..op.registry import call
-
-    return call(name, [as_expr(a), as_expr(b)])
+    # the sugar builds calls of binary ops directly: they take no attributes
+    return Call(Op.get(name), (as_expr(a), as_expr(b)))
 
 
 def as_expr(value, dtype: str | None = None) -> Expr:
@@ -391,16 +384,20 @@ def _atom_text(e: Expr) -> str:
 
 
 class Op(Expr):
-    """A primitive operator. One instance per name, created by ``op.registry.register``.
+    """A primitive operator. One instance per name, created by ``ir.op.register_op``.
 
     It carries the op's one definition: attrs class, type relation, fusion pattern and
-    numpy reference. Later layers keep their own tables keyed by ``name``.
+    numpy reference. Later layers keep their own tables keyed by ``name``. The
+    name → instance table lives here, with the class (``Op.get``), so that the
+    expression sugar (``x + y``) and the registration machinery of ``ir/op.py`` read
+    one table.
     """
 
     __slots__ = (
         "name", "num_inputs", "arg_names", "attrs_type", "type_rel", "pattern",
         "reference", "description",
     )
+    REGISTRY: dict[str, Op] = {}  # name -> the one instance (filled by ir.op.register_op)
 
     def __init__(self, name, num_inputs, arg_names, attrs_type, type_rel, pattern, reference,
                  description=""):
@@ -416,6 +413,14 @@ class Op(Expr):
         return f"Op({self.name})"
 
     def __reduce__(self):
-        from ..op.registry import get_op
+        return (Op.get, (self.name,))
 
-        return (get_op, (self.name,))
+    @staticmethod
+    def get(name: str) -> Op:
+        """The registered op ``name`` (``OpError`` with close matches if unknown)."""
+        try:
+            return Op.REGISTRY[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, Op.REGISTRY, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise OpError(f"unknown operator {name!r}{hint}") from None

@@ -26,7 +26,7 @@ from bisect import bisect_right
 import numpy as np
 
 from ..errors import Error, OpError, ParseError
-from ..op.registry import get_op, make_attrs
+from .op import get_op, make_attrs
 from ._util import gc_paused
 from .adt import (
     Clause,

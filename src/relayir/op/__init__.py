@@ -13,7 +13,7 @@ from . import (  # noqa: F401,I001  (registration side effects; dynamic last, be
     vision,
 )
 from . import dynamic  # noqa: F401  (after the static ops its dyn.* ops stand for)
-from .registry import (
+from ..ir.op import (
     Attrs,
     OpPattern,
     OpTable,

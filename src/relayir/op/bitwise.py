@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.types import TensorType, is_int
-from .registry import OpPattern, call, register_op
+from ..ir.op import OpPattern, call, register_op
 from .tensor import binary_constructor
 from .type_rel import broadcast_rel, fail, show_type, tensor, tensors
 

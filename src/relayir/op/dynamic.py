@@ -13,7 +13,7 @@ rewrites a call whose shape inputs are constants into the static op) use it.
 that depend on the data itself (ONNX ``NonZero``, ``Compress``, ``Unique``).
 
 None of these ops has a tensor-expression compute: their output shapes are data. The
-cpu target runs them through their reference (``declare_reference_only`` below).
+cpu target runs them through their reference (``te/computes/dynamic.py`` says so).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..ir.expr import Expr, const
+from ..ir.op import Attrs, OpPattern, call, get_op, make_attrs, register_op
 from ..ir.types import Any, TensorType, TupleType, is_int
 from .attrs_util import attr_dtype, attr_ints, set_fields
-from .registry import Attrs, OpPattern, call, get_op, make_attrs, register_op
 from .type_rel import check_axes, fail, show_type, tensor
 
 
@@ -336,20 +336,6 @@ def _unique_ref(x, attrs):
 register_op("unique", rel=_unique_rel, ref=_unique_ref, pattern=OpPattern.OPAQUE,
             num_inputs=1, attrs=UniqueAttrs,
             description="unique values, first indices, inverse indices and counts")
-
-
-def _declare_reference_only():
-    from ..te.computes.common import declare_reference_only
-
-    for name in DYNAMIC:
-        declare_reference_only(name, "its output shape is the value of a tensor input")
-    for name in ("argwhere", "unique"):
-        declare_reference_only(name, "its output extent depends on the data")
-    declare_reference_only("shape_of", "reads the run-time shape; DynamicToStatic folds "
-                                       "it to a constant when the shape is static")
-
-
-_declare_reference_only()
 
 
 # ---------------------------------------------------------------- constructors

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..ir.types import is_float
-from .registry import OpPattern, call, register_op
+from ..ir.op import OpPattern, call, register_op
 from .type_rel import (
     bool_identity_rel,
     broadcast_bool_rel,

@@ -12,7 +12,7 @@ import numpy as np
 from ..ir.expr import Function, Var
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType
-from ..op.registry import call
+from ..ir.op import call
 from ..runtime.interpreter import Interpreter
 from ..typing.infer import infer_module
 

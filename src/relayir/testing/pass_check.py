@@ -34,7 +34,7 @@ from ..ir.parser import parse as _parse
 from ..ir.printer import VERSION, metadata_text
 from ..ir.structural import assert_structural_equal, structural_equal
 from ..ir.types import FuncType, TensorType
-from ..op.registry import call
+from ..ir.op import call
 from ..transform.instrument import VerifyAfterEachPass
 from ..transform.pass_infra import Pass, PassContext
 from ..typing.infer import infer_expr, infer_module

@@ -5,8 +5,8 @@ Infrastructure: ``Pass``, ``Sequential``, ``PassContext``, ``module_pass``,
 the opt level of each pass and why it is there, is in ``transform.pipeline``.
 """
 
-from ..autodiff import gradient
 from ..typing.infer import infer_expr as infer_type
+from .autodiff import gradient
 from .bind import bind, bind_params
 from .canonicalize_ops import CanonicalizeOps
 from .convert_layout import ConvertLayout

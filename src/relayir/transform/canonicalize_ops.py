@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..errors import Error
 from ..ir.expr import Expr
 from ..ir.module import IRModule
-from ..op.registry import call
+from ..ir.op import call
 from .pass_infra import Pass, PassContext, module_pass, register_pass
 from .rewrite import MatchResult, Rule, infer_new, is_op, rewrite_module, wildcard
 

@@ -37,7 +37,7 @@ from ..ir.module import IRModule
 from ..ir.types import TensorType
 from ..op.layout import layout_transform
 from ..op.reduce import reduce_axes
-from ..op.registry import OpPattern, call, get_op
+from ..ir.op import OpPattern, call, get_op
 from .analysis import typed_module
 from .fold_scale_axis import reinfer
 from .pass_infra import Pass, module_pass

@@ -23,7 +23,7 @@ from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.types import TensorType
 from ..op.dynamic import DYNAMIC
-from ..op.registry import get_op
+from ..ir.op import get_op
 from ..typing.infer import infer_module
 from .analysis import typed_module
 from .fold_constant import fold_constant

@@ -36,7 +36,7 @@ from ..ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, c
 from ..ir.functor import ExprMutator, expr_children, post_order
 from ..ir.module import IRModule
 from ..ir.types import TensorType, is_float
-from ..op.registry import call
+from ..ir.op import call
 from ..typing.infer import infer_expr
 from .analysis import typed_module
 from .pass_infra import Pass, module_pass, register_pass

@@ -45,7 +45,7 @@ import numpy as np
 from ..ir.expr import Call, Constant, Expr, Op, Tuple
 from ..ir.module import IRModule
 from ..ir.types import Any, TensorType, dtype_range, is_float
-from ..op.registry import call
+from ..ir.op import call
 from .canonicalize_ops import same_type_or_none
 from .pass_infra import Pass, PassContext, module_pass, register_pass
 from .rewrite import MatchResult, Pattern, Rule, is_op, is_tuple, rewrite_module, wildcard

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..ir.expr import Constant, Expr, Tuple
 from ..ir.module import IRModule
-from ..op.registry import call
+from ..ir.op import call
 from .canonicalize_ops import expand_bias_to_axis, same_type_or_none
 from .pass_infra import Pass, PassContext, module_pass, register_pass
 from .rewrite import MatchResult, Rule, is_op, is_tuple_getitem, rewrite_module

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 
 from ..attrs_util import set_fields
-from ..registry import Attrs, OpPattern, call, register_op
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import (
     float_identity_rel,
     identity_rel,

@@ -14,7 +14,7 @@ import dataclasses
 from ...ir.types import TensorType
 from ..attrs_util import set_fields
 from ..image import Resize2DAttrs, _resize_ref
-from ..registry import Attrs, OpPattern, call, register_op
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import fail, tensor
 from ._common import _from_canonical, _layout, _positive, _static, _to_canonical
 

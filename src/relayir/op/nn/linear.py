@@ -8,7 +8,7 @@ import numpy as np
 
 from ...ir.types import TensorType
 from ..attrs_util import set_fields
-from ..registry import Attrs, OpPattern, call, register_op
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import (
     broadcast_dim,
     dim_may_equal,

@@ -10,7 +10,7 @@ from ...errors import OpError
 from ...ir.expr import Expr, Tuple, as_expr
 from ...ir.types import Any, TensorType, TupleType
 from ..attrs_util import attr_int, attr_ints, set_fields
-from ..registry import Attrs, OpPattern, call, register_op
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import (
     check_axis,
     check_insert_axis,

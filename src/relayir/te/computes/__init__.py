@@ -8,6 +8,7 @@ from ... import op as _op  # noqa: F401  (the ops must be registered first)
 from . import (  # noqa: F401
     algorithm,
     conv,
+    dynamic,
     elementwise,
     image,
     nn,

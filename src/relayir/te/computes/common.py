@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ...op.registry import OpTable
+from ...ir.op import OpTable, get_op
 from .. import expr as E
 from ..tensor import Tensor, compute
 
@@ -23,8 +23,6 @@ REFERENCE_ONLY: dict[str, str] = {}
 
 
 def declare_reference_only(op_name: str, reason: str) -> None:
-    from ...op.registry import get_op
-
     get_op(op_name)  # fail early on a typo
     REFERENCE_ONLY[op_name] = reason
 

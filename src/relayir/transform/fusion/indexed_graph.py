@@ -38,7 +38,7 @@ from ...ir.expr import (
     TupleGetItem,
 )
 from ...ir.types import TensorType, TupleType
-from ...op.registry import OpPattern
+from ...ir.op import OpPattern
 
 ELEMWISE = int(OpPattern.ELEMWISE)
 BROADCAST = int(OpPattern.BROADCAST)

@@ -10,7 +10,7 @@ comparisons, rounding, logic, arg-reductions and constant initialisers).
 
 from __future__ import annotations
 
-from ...op.registry import OpTable, list_ops
+from ....ir.op import OpTable, list_ops
 
 GRADIENT = OpTable("gradient")
 

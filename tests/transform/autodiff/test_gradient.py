@@ -8,9 +8,9 @@ import pytest
 import torch
 
 import relayir as r
-from relayir.autodiff import gradient
 from relayir.runtime.graph_executor import GraphModule
 from relayir.transform import PassContext, optimize
+from relayir.transform.autodiff import gradient
 
 F = "float64"
 
@@ -213,7 +213,7 @@ def test_train_mlp_example_loss_falls():
     import importlib.util
     import pathlib
 
-    path = pathlib.Path(__file__).parents[2] / "examples" / "train_mlp.py"
+    path = pathlib.Path(__file__).parents[3] / "examples" / "train_mlp.py"
     spec = importlib.util.spec_from_file_location("train_mlp", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import relayir as r
-from relayir.autodiff import gradient
 from relayir.runtime.graph_executor import GraphModule
 from relayir.transform import PassContext
+from relayir.transform.autodiff import gradient
 
 pytestmark = pytest.mark.skipif(not any(map(shutil.which, ("cc", "gcc", "clang"))),
                                 reason="compiles C: no C compiler found")

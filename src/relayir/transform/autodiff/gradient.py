@@ -13,12 +13,12 @@ optimise. Nothing recurses in Python over the dataflow chain.
 
 from __future__ import annotations
 
-from ..errors import Error
-from ..ir.expr import Call, Constant, Function, Let, Op, Tuple, TupleGetItem, Var, var
-from ..ir.types import TensorType, TupleType, is_float
-from ..op.transform import ones_like, zeros
-from ..transform.to_a_normal_form import to_a_normal_form_expr
-from ..typing.infer import infer_expr
+from ...errors import Error
+from ...ir.expr import Call, Constant, Function, Let, Op, Tuple, TupleGetItem, Var, var
+from ...ir.types import TensorType, TupleType, is_float
+from ...op.transform import ones_like, zeros
+from ...typing.infer import infer_expr
+from ..to_a_normal_form import to_a_normal_form_expr
 from .grads import GRADIENT, NON_DIFFERENTIABLE, no_rule_message
 
 
@@ -102,7 +102,7 @@ _ADD = None
 def _add_op():
     global _ADD
     if _ADD is None:
-        from ..op.registry import get_op
+        from ...ir.op import get_op
 
         _ADD = get_op("add")
     return _ADD

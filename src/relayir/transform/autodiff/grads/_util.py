@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ...errors import Error
-from ...ir.expr import const
-from ...op import nn as _nn
-from ...op import reduce as _r
-from ...op import transform as _t
+from ....errors import Error
+from ....ir.expr import const
+from ....op import nn as _nn
+from ....op import reduce as _r
+from ....op import transform as _t
 
 
 def shape_of(e) -> tuple:

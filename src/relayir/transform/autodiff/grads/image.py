@@ -20,14 +20,14 @@ import math
 
 import numpy as np
 
-from ...errors import Error
-from ...ir.expr import const
-from ...op import nn as _nn
-from ...op import reduce as _r
-from ...op import scatter as _s
-from ...op import tensor as _e
-from ...op import transform as _t
-from ...op.image import (
+from ....errors import Error
+from ....ir.expr import const
+from ....op import nn as _nn
+from ....op import reduce as _r
+from ....op import scatter as _s
+from ....op import tensor as _e
+from ....op import transform as _t
+from ....op.image import (
     axis_weights,
     grid_bounds,
     grid_coordinate,

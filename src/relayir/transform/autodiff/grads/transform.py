@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import Error
-from ...ir.expr import TupleGetItem, const
-from ...op import nn as _nn
-from ...op import reduce as _r
-from ...op import tensor as _e
-from ...op import transform as _t
-from ...op.layout import layout_transform
-from ...op.transform import slice_plan, slice_range
-from ...op.transform import split as _split
+from ....errors import Error
+from ....ir.expr import TupleGetItem, const
+from ....op import nn as _nn
+from ....op import reduce as _r
+from ....op import tensor as _e
+from ....op import transform as _t
+from ....op.layout import layout_transform
+from ....op.transform import slice_plan, slice_range
+from ....op.transform import split as _split
 from . import GRADIENT
 from ._util import collapse_like, dilate, dtype_of, pad_crop, scalar, shape_of
 

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 import relayir as r
-from relayir.autodiff import GRADIENT, gradient
 from relayir.ir.adt import Clause, Constructor, Match, PatternConstructor, PatternVar, TypeData
 from relayir.ir.types import GlobalTypeVar, TensorType
 from relayir.testing.models import lstm_recursive, torch_models
+from relayir.transform.autodiff import GRADIENT, gradient
 
 F = "float64"
 

@@ -22,9 +22,9 @@ inputs are atoms, so the transform is a loop over each let chain; only scope nes
 
 from __future__ import annotations
 
-from ..errors import Error
-from ..ir.adt import Clause, Constructor, Match, PatternConstructor, PatternTuple, PatternVar
-from ..ir.expr import (
+from ...errors import Error
+from ...ir.adt import Clause, Constructor, Match, PatternConstructor, PatternTuple, PatternVar
+from ...ir.expr import (
     Call,
     Constant,
     Function,
@@ -40,9 +40,9 @@ from ..ir.expr import (
     Var,
     short_text,
 )
-from ..ir.functor import ExprFunctor
-from ..ir.module import IRModule
-from ..ir.types import (
+from ...ir.functor import ExprFunctor
+from ...ir.module import IRModule
+from ...ir.types import (
     FuncType,
     IncompleteType,
     RefType,
@@ -52,10 +52,10 @@ from ..ir.types import (
     is_float,
     unit_type,
 )
-from ..op.tensor import add
-from ..op.transform import ones_like, zeros_like
-from ..transform.to_a_normal_form import to_a_normal_form_expr
-from ..typing.infer import infer_expr
+from ...op.tensor import add
+from ...op.transform import ones_like, zeros_like
+from ...typing.infer import infer_expr
+from ..to_a_normal_form import to_a_normal_form_expr
 from .gradient import _as_adj, _zero_of
 from .grads import GRADIENT, NON_DIFFERENTIABLE, no_rule_message
 

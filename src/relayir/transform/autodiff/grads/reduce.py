@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...op import reduce as _r
-from ...op import tensor as _e
-from ...op import transform as _t
-from ...op.reduce import reduce_axes
+from ....op import reduce as _r
+from ....op import tensor as _e
+from ....op import transform as _t
+from ....op.reduce import reduce_axes
 from . import GRADIENT
 from ._util import dtype_of, scalar, shape_of, unreduce
 

@@ -13,13 +13,13 @@ import itertools
 
 import numpy as np
 
-from ...errors import Error
-from ...ir.expr import const
-from ...op import nn as _nn
-from ...op import reduce as _r
-from ...op import tensor as _e
-from ...op import transform as _t
-from ...op.nn.pool import avg_pool_counts, pool_geometry
+from ....errors import Error
+from ....ir.expr import const
+from ....op import nn as _nn
+from ....op import reduce as _r
+from ....op import tensor as _e
+from ....op import transform as _t
+from ....op.nn.pool import avg_pool_counts, pool_geometry
 from . import GRADIENT
 from ._util import along, dilate, dtype_of, pad_crop, scalar, shape_of
 

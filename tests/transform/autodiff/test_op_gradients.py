@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import relayir as r
-from relayir.autodiff import GRADIENT, NON_DIFFERENTIABLE, gradient, gradient_status
-from relayir.op.registry import get_op, list_ops
+from relayir.ir.op import get_op, list_ops
+from relayir.transform.autodiff import GRADIENT, NON_DIFFERENTIABLE, gradient, gradient_status
 
 F = "float64"
 

@@ -10,13 +10,13 @@ import string
 
 import numpy as np
 
-from ...errors import Error
-from ...ir.expr import TupleGetItem, const
-from ...op import algorithm as _a
-from ...op import reduce as _r
-from ...op import scatter as _s
-from ...op import tensor as _e
-from ...op import transform as _t
+from ....errors import Error
+from ....ir.expr import TupleGetItem, const
+from ....op import algorithm as _a
+from ....op import reduce as _r
+from ....op import scatter as _s
+from ....op import tensor as _e
+from ....op import transform as _t
 from . import GRADIENT
 from ._util import dtype_of, shape_of
 

@@ -17,12 +17,11 @@ tells which registered ops a table does not cover.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Callable
 from enum import IntEnum
 
 from ..errors import Error, OpError
-from ..ir.expr import Call, Expr, Op, as_expr, short_text
+from .expr import Call, Expr, Op, as_expr, short_text
 
 
 class OpPattern(IntEnum):
@@ -58,9 +57,6 @@ class Attrs:
         return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)]
 
 
-_REGISTRY: dict[str, Op] = {}
-
-
 def register_op(
     name: str,
     *,
@@ -72,30 +68,24 @@ def register_op(
     attrs: type | None = None,
     description: str = "",
 ) -> Op:
-    if name in _REGISTRY:
+    if name in Op.REGISTRY:
         raise OpError(f"operator {name} is registered twice")
     if arg_names is None:
         arg_names = ("data",) if num_inputs == 1 else tuple(f"arg{i}" for i in range(num_inputs))
     op = Op(name, num_inputs, tuple(arg_names), attrs, rel, OpPattern(pattern), ref, description)
-    _REGISTRY[name] = op
+    Op.REGISTRY[name] = op
     return op
 
 
-def get_op(name: str) -> Op:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        close = difflib.get_close_matches(name, _REGISTRY, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise OpError(f"unknown operator {name!r}{hint}") from None
+get_op = Op.get
 
 
 def has_op(name: str) -> bool:
-    return name in _REGISTRY
+    return name in Op.REGISTRY
 
 
 def list_ops() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(Op.REGISTRY)
 
 
 def make_attrs(op: Op, kwargs: dict):

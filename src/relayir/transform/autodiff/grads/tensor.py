@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ...op import tensor as _e
-from ...op import transform as _t
+from ....op import tensor as _e
+from ....op import transform as _t
 from . import GRADIENT
 from ._util import collapse_like, scalar
 
