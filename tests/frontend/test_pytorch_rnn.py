@@ -15,7 +15,7 @@ from torch import nn
 import relayir
 from relayir.frontend import ConversionError, from_pytorch
 from relayir.frontend.pytorch_ops import rnn
-from relayir.frontend.pytorch_ops.base import _CURRENT, Context
+from relayir.frontend.pytorch_ops.base import TorchImport, importing
 
 SEQ, BATCH, FEATURES, HIDDEN = 4, 2, 3, 5
 # torch's own export notice about nn.RNNBase's flat weight list; the weights stay parameters
@@ -168,14 +168,11 @@ def test_dynamic_sequence_length_is_a_clear_error():
     """torch.export itself specialises the length of an ``aten.lstm`` input today; should
     a symbolic one reach the converter, it names the problem."""
     x = relayir.var("x", shape=(1, BATCH, FEATURES))
-    context = Context()
+    context = TorchImport()
     context.meta[id(x)] = type("Fake", (), {"shape": ("s0", BATCH, FEATURES)})()
-    _CURRENT.append(context)
-    try:
-        with pytest.raises(ConversionError, match=r"sequence length is dynamic \(s0\)"):
-            rnn.gru(x, x, [x, x], False, 1, 0.0, False, False, False)
-    finally:
-        _CURRENT.pop()
+    with importing(context), pytest.raises(ConversionError,
+                                           match=r"sequence length is dynamic \(s0\)"):
+        rnn.gru(x, x, [x, x], False, 1, 0.0, False, False, False)
 
 
 def test_training_dropout_between_layers_is_refused():

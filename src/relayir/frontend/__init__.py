@@ -4,7 +4,14 @@ The framework is imported only when its frontend is called: ``import relayir`` n
 numpy alone.
 """
 
-from .common import ConversionError, ConverterTable, UnsupportedOperatorError, sanitize_name
+from .common import (
+    ConversionError,
+    ConverterTable,
+    DuplicateConverterError,
+    NoImportInProgressError,
+    UnsupportedOperatorError,
+    sanitize_name,
+)
 
 
 def from_pytorch(model, input_infos, default_dtype="float32", keep_params_as_inputs=True):
@@ -26,5 +33,6 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
                    const_inputs=const_inputs)
 
 
-__all__ = ["ConversionError", "ConverterTable", "UnsupportedOperatorError", "from_onnx",
-           "from_pytorch", "sanitize_name"]
+__all__ = ["ConversionError", "ConverterTable", "DuplicateConverterError",
+           "NoImportInProgressError", "UnsupportedOperatorError", "from_onnx", "from_pytorch",
+           "sanitize_name"]

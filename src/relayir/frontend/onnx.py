@@ -28,7 +28,7 @@ from ..ir.module import IRModule
 from ..ir.types import Any, TensorType, TupleType
 from .common import ConversionError, UnsupportedOperatorError, sanitize_name
 from .onnx_ops import TABLE
-from .onnx_ops.base import _IMPORTER, _OPSET, ConstantInputRequired
+from .onnx_ops.base import ConstantInputRequired, OnnxImport, importing
 from .onnx_ops.elementwise import onnx_dtype
 from .onnx_ops.sequence import EMPTY
 
@@ -176,19 +176,16 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     unknown = sorted(set(const_inputs or {}) - known)
     if unknown:
         raise ConversionError(f"const_inputs names {unknown}, which are not graph inputs")
-    _OPSET.append(int(opset) if opset is not None else _opset_of(model))
-    importer = _Importer(graph, shape or {}, dtype, freeze_params, const_inputs or {})
-    _IMPORTER.append(importer)
-    try:
+    opset = int(opset) if opset is not None else _opset_of(model)
+    importer = _Importer(graph, opset, shape or {}, dtype, freeze_params, const_inputs or {})
+    with importing(OnnxImport(opset, importer.convert_subgraph)):
         return importer.run()
-    finally:
-        _OPSET.pop()
-        _IMPORTER.pop()
 
 
 class _Importer:
-    def __init__(self, graph, shapes, dtype, freeze, const_inputs):
+    def __init__(self, graph, opset, shapes, dtype, freeze, const_inputs):
         self.graph = graph
+        self.opset = opset
         self.shapes = shapes
         self.dtype = dtype
         self.freeze = freeze
@@ -242,7 +239,7 @@ class _Importer:
         while inputs and inputs[-1] is None:
             inputs.pop()
         attrs["_outputs"] = len(node.output)
-        fn = TABLE.lookup(_op_key(node), _OPSET[-1])
+        fn = TABLE.lookup(_op_key(node), self.opset)
         if not _takes(fn, "_outputs"):
             del attrs["_outputs"]
         where = f"node {node.name or node.op_type!r} ({node.op_type})"

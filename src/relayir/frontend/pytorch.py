@@ -20,7 +20,7 @@ from ..ir.module import IRModule
 from ..ir.types import Any, SymbolicDim, TensorType
 from .common import ConversionError, UnsupportedOperatorError, sanitize_name
 from .pytorch_ops import TABLE
-from .pytorch_ops.base import _CURRENT, Context, dim, relay_dtype
+from .pytorch_ops.base import TorchImport, dim, importing, relay_dtype
 
 _TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
                  "int64": torch.int64, "int32": torch.int32, "int8": torch.int8,
@@ -121,7 +121,7 @@ class _Importer:
         self.infos = infos
         self.dim_names = dim_names
         self.keep_params = keep_params
-        self.ctx = Context()
+        self.state = TorchImport()
         self.env: dict = {}
         self.user_vars: list[Var] = []
         self.weight_vars: list[Var] = []
@@ -193,10 +193,10 @@ class _Importer:
 
     def _bind(self, node, value):
         self.env[node] = value
-        self.ctx.record(value, node.meta.get("val"))
+        self.state.record(value, node.meta.get("val"))
         if isinstance(value, (list, tuple)) and isinstance(node.meta.get("val"), (list, tuple)):
             for v, m in zip(value, node.meta["val"]):
-                self.ctx.record(v, m)
+                self.state.record(v, m)
 
     # ------------------------------------------------------------ nodes
     def _arg(self, a):
@@ -222,16 +222,15 @@ class _Importer:
             return None
         args, kwargs = self._arg(node.args), self._arg(node.kwargs)
         if name == "aten.sym_size.int":
-            self.ctx.sym_source.setdefault(str(val), (args[0], int(args[1])))
-        self.ctx.node_val = val
+            self.state.sym_source.setdefault(str(val), (args[0], int(args[1])))
+        self.state.node_val = val
         try:
             return TABLE[name](*args, **kwargs)
         except ConversionError as e:
             raise ConversionError(f"{name} (node {node.name}): {e}") from None
 
     def run(self):
-        _CURRENT.append(self.ctx)
-        try:
+        with importing(self.state):
             self._placeholders()
             out = None
             for node in self.ep.graph.nodes:
@@ -242,8 +241,6 @@ class _Importer:
                     self._bind(node, const(value.detach().cpu().numpy()))
                 elif node.op == "output":
                     out = self._arg(node.args[0])
-        finally:
-            _CURRENT.pop()
         outs = [o for o in (out if isinstance(out, (list, tuple)) else [out])]
         if any(not isinstance(o, Expr) for o in outs):
             raise ConversionError("the model returns a non-tensor value")

@@ -26,8 +26,6 @@ TABLE = OnnxTable()
 for _family in (elementwise, nn, image, shape, reduce, algorithm, loss, attention, quantize,
                 composite, stateful, rnn, spectral, preview, tfidf, vision,
                 control_flow, sequence):
-    for _name, _variants in _family.TABLE.items():
-        TABLE.setdefault(_name, []).extend(_variants)
-        TABLE[_name].sort(key=lambda p: p[0])
+    TABLE.merge(_family.TABLE)  # an (op, since) two families define raises
 
 __all__ = ["TABLE"]

@@ -1,5 +1,6 @@
-"""What ONNX converters share: the versioned table, the opset being imported, shapes of
-the expressions built so far, and constant folding of shape-like inputs.
+"""What ONNX converters share: the versioned table, the import in progress (its opset,
+its subgraph converter), shapes of the expressions built so far, and constant folding
+of shape-like inputs.
 
 A converter is ``fn(*inputs, **attributes)``: ONNX inputs positionally (``None`` for an
 omitted optional input), attributes by their ONNX names. ``OnnxTable.register(op,
@@ -8,37 +9,80 @@ since=n)`` adds a variant used from opset ``n`` on (ONNX's ``since_version``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
 import numpy as np
 
 from ... import op as _op  # noqa: F401  (registers the ops the constructors call)
 from ...ir.expr import Constant, Expr
 from ...typing.infer import infer_expr
-from ..common import ConversionError, ConverterTable
-
-_OPSET: list[int] = []
+from ..common import (
+    ConversionError,
+    Converter,
+    ConverterTable,
+    DuplicateConverterError,
+    current,
+    entered,
+)
 
 
 class OnnxTable(ConverterTable):
-    """op type -> [(since_version, converter)], the newest variant last."""
+    """op type -> [(since_version, converter)], the newest variant last. One converter
+    per (op type, since version): another ``since`` for the same op is a new variant,
+    the same one again raises ``DuplicateConverterError``."""
 
-    def register(self, *names: str, since: int = 1):
-        def wrap(fn):
+    def register(self, *names: str, since: int = 1) -> Callable[[Converter], Converter]:
+        def wrap(fn: Converter) -> Converter:
             for name in names:
-                self.setdefault(name, []).append((since, fn))
-                self[name].sort(key=lambda p: p[0])
+                self.add(name, fn, since)
             return fn
 
         return wrap
 
-    def lookup(self, name: str, opset: int):
+    def add(self, name: str, fn: Converter, since: int = 1) -> None:
+        variants = self.setdefault(name, [])
+        for version, first in variants:
+            if version == since:
+                raise DuplicateConverterError(f"{name} (since opset {since})", first, fn)
+        variants.append((since, fn))
+        variants.sort(key=lambda p: p[0])
+
+    def merge(self, family: OnnxTable) -> None:
+        for name, variants in family.items():
+            for since, fn in variants:
+                self.add(name, fn, since)
+
+    def lookup(self, name: str, opset: int) -> Converter:
         usable = [fn for since, fn in self[name] if since <= opset]
         if not usable:
             raise ConversionError(f"{name} is not defined at opset {opset}")
         return usable[-1]
 
 
-def opset() -> int:
-    return _OPSET[-1]
+@dataclass(frozen=True)
+class OnnxImport:
+    """What converters may ask about the ONNX import in progress: its opset, and how to
+    convert a subgraph (an ``If`` branch, a ``Loop`` body) in the importer's scope."""
+
+    opset: int
+    convert_subgraph: Callable[[object, dict], list]
+
+
+CURRENT_IMPORT: ContextVar[OnnxImport] = ContextVar("relayir.frontend.onnx.import")
+
+
+def current_import() -> OnnxImport:
+    """The ONNX import running in this thread; ``NoImportInProgressError`` outside one."""
+    return current(CURRENT_IMPORT, "ONNX")
+
+
+def importing(state: OnnxImport) -> AbstractContextManager[OnnxImport]:
+    """``with importing(state):`` makes ``state`` the current import, restoring the
+    previous one (if any) on the way out."""
+    return entered(CURRENT_IMPORT, state)
 
 
 def ttype(x: Expr):
@@ -118,12 +162,8 @@ def axis(a: int, n: int) -> int:
     return int(a) + n if a < 0 else int(a)
 
 
-# The importer converting the graph now: control-flow converters ask it for subgraphs.
-_IMPORTER: list = []
-
-
 def convert_subgraph(graph, inputs: dict) -> list:
     """Convert an ONNX subgraph (a ``then_branch``, a ``Loop`` body) with its formal
     inputs bound to ``inputs`` (name -> Expr); names of the enclosing graphs stay
     visible. Returns the expressions of its outputs."""
-    return _IMPORTER[-1].convert_subgraph(graph, inputs)
+    return current_import().convert_subgraph(graph, inputs)

@@ -6,6 +6,6 @@ from . import activation, algorithm, creation, elementwise, linalg, nn, reduce, 
 TABLE = ConverterTable()
 for _family in (elementwise, activation, nn, shape, reduce, linalg, creation, resize,
                 algorithm, rnn):
-    TABLE.update(_family.TABLE)
+    TABLE.merge(_family.TABLE)  # an op two families define raises
 
 __all__ = ["TABLE"]

@@ -2,12 +2,15 @@
 (from the exported graph's fake tensors), the current node's output, and small helpers
 for the Relay expressions converters build.
 
-The importer sets the current ``Context``; converters call ``shape(x)``, ``dtype(x)``,
-``out_shape()`` rather than taking a context argument, so their signatures stay those of
-the aten schema.
+The importer makes its ``TorchImport`` current (``importing``); converters call
+``shape(x)``, ``dtype(x)``, ``out_shape()`` rather than taking a context argument, so their
+signatures stay those of the aten schema.
 """
 
 from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from contextvars import ContextVar
 
 import numpy as np
 import torch
@@ -15,7 +18,7 @@ import torch
 from ... import op as _op  # noqa: F401  (registers the ops the constructors call)
 from ...ir.expr import Expr, const
 from ...op import transform as T
-from ..common import ConversionError
+from ..common import ConversionError, current, entered
 
 _DTYPES = {
     torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
@@ -30,7 +33,7 @@ def relay_dtype(dtype: torch.dtype) -> str:
     return _DTYPES[dtype]
 
 
-class Context:
+class TorchImport:
     """Per-import state: expression id -> fake tensor, the node being converted, symbols."""
 
     def __init__(self):
@@ -45,16 +48,23 @@ class Context:
             self.keep.append(expr)
 
 
-_CURRENT: list[Context] = []
+CURRENT_IMPORT: ContextVar[TorchImport] = ContextVar("relayir.frontend.pytorch.import")
 
 
-def ctx() -> Context:
-    return _CURRENT[-1]
+def current_import() -> TorchImport:
+    """The PyTorch import running in this thread; ``NoImportInProgressError`` outside one."""
+    return current(CURRENT_IMPORT, "PyTorch")
+
+
+def importing(state: TorchImport) -> AbstractContextManager[TorchImport]:
+    """``with importing(state):`` makes ``state`` the current import, restoring the
+    previous one (if any) on the way out."""
+    return entered(CURRENT_IMPORT, state)
 
 
 def _val(x):
     try:
-        return ctx().meta[id(x)]
+        return current_import().meta[id(x)]
     except KeyError:
         raise ConversionError(f"no shape known for {type(x).__name__}") from None
 
@@ -86,7 +96,7 @@ def dtype(x) -> str:
 
 
 def out_val():
-    return ctx().node_val
+    return current_import().node_val
 
 
 def out_shape(i: int | None = None) -> tuple:
@@ -119,7 +129,7 @@ def cast_to(x, dtype_: str):
     """``x`` as a Relay expression of ``dtype_`` (Python scalars become constants)."""
     if not isinstance(x, Expr):
         return scalar(x, dtype_)
-    if id(x) not in ctx().meta:  # built by a converter: already of the dtype it chose
+    if id(x) not in current_import().meta:  # built by a converter: already of the dtype it chose
         return x
     return x if dtype(x) == dtype_ else T.cast(x, dtype_)
 

@@ -9,7 +9,7 @@ from ...ir.expr import const
 from ...op import algorithm as A
 from ...op import transform as T
 from ..common import ConversionError, ConverterTable
-from .base import cast_to, ctx, is_dyn, out_dtype, out_shape, out_val, static
+from .base import cast_to, current_import, is_dyn, out_dtype, out_shape, out_val, static
 
 TABLE = ConverterTable()
 
@@ -91,9 +91,9 @@ def _dynamic_arange(end, dt):
     ops: the exclusive running count of ones along that dimension (one kernel that serves
     every length on the VM)."""
     name = str(end)
-    if name not in ctx().sym_source:
+    if name not in current_import().sym_source:
         raise ConversionError(f"arange to {name}, which is not a tensor dimension")
-    src, ax = ctx().sym_source[name]
+    src, ax = current_import().sym_source[name]
     from .base import ndim
 
     row = src
