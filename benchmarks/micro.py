@@ -41,7 +41,7 @@ def _primitive(body_fn, *types):
 def dense(sizes=(256, 512, 1024)) -> list[str]:
     import relayir as relay
     from relayir.tir import lower_primitive
-    from relayir.tir.native import compile_kernels
+    from relayir.codegen.native import compile_kernels
 
     lines = []
     for n in sizes:
@@ -62,7 +62,7 @@ def dense(sizes=(256, 512, 1024)) -> list[str]:
 def elementwise(n: int = 4 * 1024 * 1024) -> list[str]:
     import relayir as relay
     from relayir.tir import lower_primitive
-    from relayir.tir.native import compile_kernels
+    from relayir.codegen.native import compile_kernels
 
     fn = _primitive(lambda x, y: relay.nn.relu(relay.add(x, y)),
                     ((n,), "float32"), ((n,), "float32"))

@@ -5,7 +5,9 @@ The names follow TVM Relay's Python API (``relay.var``, ``relay.Function``,
 ``relay.create_executor``) so Relay code and knowledge carry over.
 """
 
-from . import frontend, transform, vm
+import sys
+
+from . import frontend, runtime, transform, vm
 from . import op as _op  # registers every operator
 from .backend import build
 from .errors import (
@@ -18,6 +20,7 @@ from .errors import (
 )
 from .executor import create_executor
 from .ir import *  # noqa: F403
+from .ir.op import get_op
 from .ir.parser import parse, parse_expr
 from .ir.printer import astext
 from .op import dynamic as dyn
@@ -29,11 +32,15 @@ from .op.algorithm import *  # noqa: F403
 from .op.bitwise import *  # noqa: F403
 from .op.layout import layout_transform
 from .op.reduce import *  # noqa: F403
-from .ir.op import get_op
 from .op.scatter import *  # noqa: F403
 from .op.tensor import *  # noqa: F403
 from .op.transform import *  # noqa: F403
 from .prelude import Prelude
 from .runtime import graph_executor
 
-__version__ = "0.1.0"
+# Relay's ``tvm.runtime.vm`` location of the VM: the same package, not a copy. Set here,
+# above both layers, because the runtime layer sits below the VM and never imports it.
+runtime.vm = vm
+sys.modules[__name__ + ".runtime.vm"] = vm
+
+from .version import __version__  # noqa: E402

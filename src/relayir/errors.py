@@ -42,3 +42,13 @@ class OpError(Error):
 
 class InterpreterError(Error):
     """The reference interpreter met a value it cannot evaluate (e.g. a failed match)."""
+
+
+class KernelError(Error):
+    """A kernel was given arrays that do not match its types, or reported a failure
+    (``code``: the C kernel's non-zero status)."""
+
+    def __init__(self, message: str, kernel: str = "", code: int | None = None):
+        self.kernel = kernel
+        self.code = code
+        super().__init__(message)

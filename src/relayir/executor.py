@@ -1,35 +1,30 @@
 """``create_executor``: Relay's one entry point for running a module.
 
-``"debug"`` is the reference interpreter; the compiled executors (graph, vm, aot)
-register themselves here as they are built.
+``"debug"`` is the reference interpreter; ``"graph"`` builds ``@main`` with
+``relayir.build`` and runs it on the graph executor; ``"vm"`` compiles the module with
+``relayir.vm.compile``. This module sits above the back end and the VM (it uses both),
+so the executors are one table here, not registered from below.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+from .backend.build_module import build
 from .errors import Error
-from .ir.expr import Expr, Function
+from .ir.expr import Expr, Function, const
 from .ir.module import IRModule
-from .ir.types import TensorType
+from .ir.types import TupleType
+from .runtime.graph_executor import GraphExecutorError, GraphModule
 from .runtime.interpreter import Interpreter
+from .runtime.tensors import check_tensor_input
 from .runtime.values import Closure
+from .transform.bind import bind_params
 from .typing.infer import infer_module
-
-
-def check_tensor_arg(name: str, ty, value) -> np.ndarray:
-    """Convert ``value`` to the parameter's dtype and check its shape against ``ty``."""
-    if not isinstance(ty, TensorType):
-        return value
-    if not isinstance(value, np.ndarray):
-        value = np.asarray(value, dtype=ty.dtype)
-    if value.dtype.name != ty.dtype:
-        raise Error(f"input {name}: expected dtype {ty.dtype}, found {value.dtype.name}")
-    if value.ndim != len(ty.shape) or any(
-        isinstance(d, int) and d != s for d, s in zip(ty.shape, value.shape)
-    ):
-        raise Error(f"input {name}: expected shape {ty}, found shape {value.shape}")
-    return value
+from .vm import VirtualMachine
+from .vm import compile as vm_compile
 
 
 class DebugExecutor:
@@ -62,7 +57,7 @@ class DebugExecutor:
             if len(args) != len(params):
                 raise Error(f"main takes {len(params)} inputs, found {len(args)}")
             checked = [
-                check_tensor_arg(p.name_hint, p.checked_type if p.has_type else None, a)
+                check_tensor_input(p.name_hint, a, p.checked_type if p.has_type else None)
                 for p, a in zip(params, args)
             ]
             return self.interpreter.call_closure(closure, checked)
@@ -70,36 +65,101 @@ class DebugExecutor:
         return run
 
 
-_EXECUTORS: dict = {"debug": DebugExecutor}
+class GraphExecutor:
+    """``create_executor("graph", mod, target=...)``: build ``@main``, run it per call."""
+
+    def __init__(self, mod, target="numpy", device=None):
+        self.mod = mod
+        self.target = target
+        self.device = device
+
+    def evaluate(self, expr=None):
+        mod = self.mod
+        if expr is not None:
+            if not isinstance(expr, Function):
+                raise GraphExecutorError("the graph executor evaluates @main or a function")
+            mod = mod.copy()
+            mod["main"] = expr
+        lib = build(mod, target=self.target)
+        gm = GraphModule(lib)
+        ret = lib.ir_mod["main"].checked_type.ret_type
+        names = gm._input_names
+        n_out = gm.get_num_outputs()
+
+        def run(*args, **kwargs):
+            if len(args) > len(names):
+                raise GraphExecutorError(f"main takes {len(names)} inputs, found {len(args)}")
+            for name, a in zip(names, args):
+                if name in kwargs:
+                    raise GraphExecutorError(f"input {name!r} given twice")
+                kwargs[name] = a
+            missing = [n for n in names if n not in kwargs]
+            if missing:
+                raise GraphExecutorError(f"missing inputs: {', '.join(missing)}")
+            gm.run(**kwargs)
+            return _restructure(ret, [gm.get_output(i) for i in range(n_out)])
+
+        run.module = gm
+        return run
 
 
-def register_executor(kind: str, cls) -> None:
-    _EXECUTORS[kind] = cls
+def _restructure(ty, flat: Sequence[np.ndarray]):
+    it = iter(flat)
+
+    def build(t):
+        if isinstance(t, TupleType):
+            return tuple(build(f) for f in t.fields)
+        return next(it)
+
+    return build(ty)
+
+
+class VMExecutor:
+    """``create_executor("vm", mod, target=...)``: compiles ``@main`` once."""
+
+    def __init__(self, mod, target: str = "numpy", device=None):
+        self.mod = mod
+        self.target = target
+        self.executable = None
+        self.vm = None
+
+    def evaluate(self, expr=None):
+        if expr is not None:
+            raise Error("the vm executor evaluates the module's @main only")
+        if self.vm is None:
+            self.executable = vm_compile(self.mod, target=self.target)
+            self.vm = VirtualMachine(self.executable)
+        vm = self.vm
+        params = self.executable.functions[self.executable.func_index["main"]].param_names
+
+        def run(*args, **kwargs):
+            args = list(args)
+            for p in params[len(args):]:
+                if p not in kwargs:
+                    raise Error(f"missing input {p}")
+                args.append(kwargs.pop(p))
+            if kwargs:
+                raise Error(f"unknown inputs {', '.join(kwargs)}")
+            return vm.run(*args)
+
+        return run
+
+
+EXECUTORS: dict[str, type] = {"debug": DebugExecutor, "graph": GraphExecutor,
+                              "vm": VMExecutor}
 
 
 def create_executor(kind: str = "debug", mod: IRModule | None = None, device=None,
                     target: str = "numpy", params=None):
-    """Relay's ``create_executor``; ``kind`` is ``"debug"`` (more as they land)."""
+    """Relay's ``create_executor``; ``kind`` is ``"debug"``, ``"graph"`` or ``"vm"``."""
     if mod is None:
         mod = IRModule()
     try:
-        cls = _EXECUTORS[kind]
+        cls = EXECUTORS[kind]
     except KeyError:
         raise Error(
-            f"unknown executor kind {kind!r}; available: {', '.join(sorted(_EXECUTORS))}"
+            f"unknown executor kind {kind!r}; available: {', '.join(sorted(EXECUTORS))}"
         ) from None
     if params:
-        from .ir.expr import const
-        from .transform.bind import bind_params
-
         mod = bind_params(mod, {k: const(np.asarray(v)) for k, v in params.items()})
     return cls(mod, target=target, device=device)
-
-
-def _register_builtin_executors() -> None:
-    from .runtime.graph_executor import GraphExecutor  # imports only numpy
-
-    register_executor("graph", GraphExecutor)
-
-
-_register_builtin_executors()

@@ -1,5 +1,5 @@
 """``relayir.graph_executor`` (Relay's module path): the graph executor's ``GraphModule``."""
 
-from .runtime.graph_executor import GraphExecutor, GraphModule
+from .runtime.graph_executor import GraphModule
 
-__all__ = ["GraphExecutor", "GraphModule"]
+__all__ = ["GraphModule"]

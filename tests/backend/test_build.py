@@ -10,7 +10,8 @@ import pytest
 
 import relayir as relay
 from relayir.backend import BuildError, GraphCodegenError, optimize
-from relayir.backend.build_module import _LOWERINGS, Target, get_lowering
+from relayir.backend.lowering import LOWERINGS
+from relayir.backend.target import Target
 from relayir.runtime.graph_executor import GraphModule
 from relayir.testing.models import get_workload, make_inputs
 from relayir.transform import PassContext
@@ -165,7 +166,7 @@ def test_pipeline_is_documented_and_optimize_fuses():
 def test_cpu_target_aliases_resolve_to_the_c_lowering():
     for target in ("cpu", "llvm", "llvm -mcpu=skylake", "c"):
         assert Target.parse(target).kind == "cpu"
-    assert get_lowering(Target.parse("llvm")) is _LOWERINGS["cpu"]
+    assert LOWERINGS[Target.parse("llvm").kind] is LOWERINGS["cpu"]
 
 
 def test_bad_target_executor_and_params():

@@ -7,14 +7,11 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.backend.kernels import (
-    Kernel,
-    KernelError,
-    NumpyKernel,
-    kernel_base_name,
-    load_library,
-    lower_numpy,
-)
+from relayir.backend.kernel_names import kernel_base_name
+from relayir.backend.lowering import lower_numpy
+from relayir.runtime.kernels import Kernel, KernelError
+from relayir.runtime.libraries import load_library
+from relayir.runtime.numpy_kernels import NumpyKernel
 from relayir.typing.infer import infer_expr
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.backend.memory_plan import (
+from relayir.runtime.memory_plan import (
     ALIGNMENT,
     ARENA,
     INPUT,

@@ -124,7 +124,7 @@ def test_float16_kernels_are_guarded():
 @pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
                     reason="needs a C compiler")
 def test_golden_kernels_compile_and_run():
-    from relayir.tir.native import compile_kernels
+    from relayir.codegen.native import compile_kernels
 
     fns = compile_kernels([_add_relu(), _norm()])
     x = np.arange(6, dtype="float32").reshape(2, 3) - 3

@@ -9,11 +9,11 @@ import pytest
 
 from relayir.codegen import (
     CompilerWarning,
+    SharedLibrary,
     cache_dir,
     cache_enabled,
     compile_source,
     find_compiler,
-    load_library,
 )
 
 SCALE = """
@@ -46,7 +46,7 @@ def count_runs(monkeypatch):
 def _check_scale(path):
     x = np.arange(8, dtype=np.float32)
     y = np.empty_like(x)
-    load_library(path).kernel("scale")(x, y, dims=[8])
+    SharedLibrary(path).kernel("scale")(x, y, dims=[8])
     np.testing.assert_array_equal(y, 3 * x)
 
 
@@ -120,7 +120,7 @@ def _compile_and_run(cache_root, compiler, barrier, results):
         path = compile_source(SCALE, name="shared", compiler=compiler)
         x = np.arange(1000, dtype=np.float32)
         y = np.empty_like(x)
-        load_library(path).kernel("scale")(x, y, dims=[1000])
+        SharedLibrary(path).kernel("scale")(x, y, dims=[1000])
         results.put((str(path), bool(np.array_equal(y, 3 * x))))
     except Exception as e:  # reported to the parent
         results.put(("error", repr(e)))

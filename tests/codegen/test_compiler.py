@@ -13,10 +13,10 @@ from relayir.codegen import (
     Compiler,
     CompilerNotFoundError,
     CompilerWarning,
+    SharedLibrary,
     compile_source,
     default_flags,
     find_compiler,
-    load_library,
 )
 
 ADD_ONE = """
@@ -95,7 +95,7 @@ def test_cc_with_arguments_is_split_without_a_shell(monkeypatch):
     src = ADD_ONE.replace("+ 1.0f", "+ STEP")
     import numpy as np
 
-    k = load_library(compile_source(src)).kernel("add_one")
+    k = SharedLibrary(compile_source(src)).kernel("add_one")
     x = np.arange(4, dtype=np.float32)
     y = np.empty_like(x)
     k(x, y, dims=[4])
@@ -107,7 +107,7 @@ def test_user_flags_replace_defaults_but_keep_shared(cache):
     import numpy as np
 
     path = compile_source(ADD_ONE, flags=["-O0"])
-    k = load_library(path).kernel("add_one")
+    k = SharedLibrary(path).kernel("add_one")
     x = np.ones(3, dtype=np.float32)
     y = np.empty_like(x)
     k(x, y, dims=[3])

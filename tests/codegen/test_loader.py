@@ -8,12 +8,12 @@ import pytest
 
 import relayir
 from relayir.codegen import (
-    KernelError,
     LoadError,
+    SharedLibrary,
     compile_source,
     find_compiler,
-    load_library,
 )
+from relayir.errors import KernelError
 
 # Every kernel: int32_t name(void* const* args, const int64_t* dims); inputs then outputs.
 SOURCE = """
@@ -77,7 +77,7 @@ def lib_path(tmp_path_factory):
 
 @pytest.fixture
 def lib(lib_path):
-    return load_library(lib_path)
+    return SharedLibrary(lib_path)
 
 
 def test_vector_add_call_and_bind(lib):
@@ -163,12 +163,12 @@ def test_missing_kernel_and_bad_library(lib, tmp_path):
     bogus = tmp_path / "bogus.so"
     bogus.write_text("not an ELF file")
     with pytest.raises(LoadError, match="cannot load kernel library"):
-        load_library(bogus)
+        SharedLibrary(bogus)
 
 
 def test_library_and_arrays_stay_alive_while_referenced(lib_path):
     call = (
-        load_library(lib_path)
+        SharedLibrary(lib_path)
         .kernel("vadd")
         .bind([np.full(16, 2, np.float32), np.full(16, 3, np.float32), np.zeros(16, np.float32)])
     )

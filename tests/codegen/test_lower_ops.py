@@ -477,7 +477,7 @@ def _flat_inputs(case: Case) -> list:
 @pytest.fixture(scope="module")
 def compiled():
     """Lower every case (keeping per-case errors) and compile them in two halves."""
-    from relayir.tir.native import compile_kernels
+    from relayir.codegen.native import compile_kernels
 
     kernels, errors = {}, {}
     for n, case in enumerate(CASES):

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.backend.kernels import NumpyKernel
-from relayir.codegen.cpu_target import CKernel, uses_reference_only
+from relayir.backend.lowering import uses_reference_only
 from relayir.op import algorithm as A
+from relayir.runtime.c_kernels import CKernel
+from relayir.runtime.numpy_kernels import NumpyKernel
 from relayir.te.computes import REFERENCE_ONLY
 from relayir.transform import PassContext
 

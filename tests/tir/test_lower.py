@@ -94,7 +94,7 @@ PROGRAMS = list(_programs())
 
 @pytest.fixture(scope="module")
 def compiled():
-    from relayir.tir.native import compile_kernels
+    from relayir.codegen.native import compile_kernels
 
     kernels = [lower_primitive(fn, f"prog_{name.replace('-', '_')}")
                for name, fn, _ in PROGRAMS]
@@ -119,7 +119,7 @@ def test_fused_function_is_one_kernel_matching_the_interpreter(compiled, n):
 
 @needs_cc
 def test_symbolic_dimensions_come_from_dims():
-    from relayir.tir.native import compile_kernels
+    from relayir.codegen.native import compile_kernels
 
     x = relay.var("x", TensorType(("n", 5), "float32"))
     y = relay.var("y", TensorType((5,), "float32"))
@@ -136,7 +136,7 @@ def test_symbolic_dimensions_come_from_dims():
 
 @needs_cc
 def test_dense_with_a_symbolic_row_count_is_tiled_for_many_rows():
-    from relayir.tir.native import compile_kernels
+    from relayir.codegen.native import compile_kernels
 
     x = relay.var("x", TensorType(("m", 32), "float32"))
     w, b = _v("w", (48, 32)), _v("b", (48,))
@@ -188,7 +188,7 @@ def _primitive_functions(mod) -> list:
 ])
 def test_every_fused_group_of_a_workload_lowers_and_matches(workload, knobs):
     from relayir.testing.models import get_workload
-    from relayir.tir.native import compile_kernels
+    from relayir.codegen.native import compile_kernels
     from relayir.transform.simplify_inference import SimplifyInference
 
     if workload == "bert":

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.backend.kernels import KernelError, NumpyKernel
+from relayir.runtime.kernels import KernelError
+from relayir.runtime.numpy_kernels import NumpyKernel
 
 
 def kernel(body_of, shape=(2, 3)):

@@ -1,13 +1,13 @@
 """Planned storage in the VM: ``AllocStorage`` binds one arena buffer per function, and
 tensors only kernels see are views at byte offsets packed by
-``backend.memory_plan.pack_offsets``. Checked against a brute-force lifetime walk over
+``runtime.memory_plan.pack_offsets``. Checked against a brute-force lifetime walk over
 the bytecode, the models' numpy references, and the VM with storage planning off."""
 
 import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.backend.memory_plan import pack_offsets
+from relayir.runtime.memory_plan import pack_offsets
 from relayir.testing.models import get_workload, make_inputs
 from relayir.vm import Opcode
 from relayir.vm.liveness import defs_uses

@@ -28,17 +28,17 @@ def opcodes(exe) -> set:
 @pytest.fixture
 def no_new_kernels(monkeypatch):
     """After ``arm()``, lowering or compiling a kernel fails the test."""
-    import relayir.codegen.cpu_target as cpu_target
-    import relayir.tir as tir
-    from relayir.backend import kernels
+    import relayir.backend.lowering as lowering
+    from relayir.runtime import numpy_kernels
 
     def forbidden(*_, **__):
         raise AssertionError("a kernel was compiled after vm.compile")
 
     def arm():
-        monkeypatch.setattr(cpu_target, "compile_source", forbidden)
-        monkeypatch.setattr(tir, "lower_primitive", forbidden)
-        monkeypatch.setattr(kernels, "NumpyKernel", forbidden)
+        monkeypatch.setattr(lowering, "compile_source", forbidden)
+        monkeypatch.setattr(lowering, "lower_primitive", forbidden)
+        monkeypatch.setattr(lowering, "NumpyKernel", forbidden)
+        monkeypatch.setattr(numpy_kernels, "NumpyKernel", forbidden)
 
     return arm
 

@@ -1,13 +1,10 @@
-"""The compiler back end: ``build`` (optimise, graph codegen, memory plan, lowering) and
-the kernel interface the executors call."""
+"""The compiler back end: targets, the one lowering path, and ``build`` (optimise, graph
+codegen with its memory plan, lowering). What it builds runs in ``relayir.runtime``."""
 
-from .build_module import BuildError, Target, build, optimize, register_lowering
+from .build_module import bind_param_arrays, build, optimize
 from .graph_codegen import GraphCodegenError, graph_codegen
-from .kernels import Kernel, KernelError, KernelLibrary, NumpyKernel, register_library_loader
-from .memory_plan import MemoryPlan, plan_memory
+from .lowering import LOWERINGS, lower
+from .target import BuildError, Target
 
-__all__ = [
-    "BuildError", "GraphCodegenError", "Kernel", "KernelError", "KernelLibrary",
-    "MemoryPlan", "NumpyKernel", "Target", "build", "graph_codegen", "optimize", "plan_memory",
-    "register_library_loader", "register_lowering",
-]
+__all__ = ["LOWERINGS", "BuildError", "GraphCodegenError", "Target", "bind_param_arrays", "build",
+           "graph_codegen", "lower", "optimize"]

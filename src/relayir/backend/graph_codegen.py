@@ -43,8 +43,9 @@ from ..ir.expr import (
 )
 from ..ir.structural import structural_equal, structural_hash
 from ..ir.types import FuncType, TensorType, TupleType, Type
-from .kernels import flatten_type, kernel_base_name
-from .memory_plan import MemoryPlan, plan_memory
+from ..runtime.kernels import flatten_type
+from ..runtime.memory_plan import MemoryPlan, plan_memory
+from .kernel_names import kernel_base_name
 
 
 class GraphCodegenError(Error):

@@ -6,7 +6,6 @@ Three pure steps, one module each: the C printer (loop IR → C string, no I/O),
 compiler at import time; the compiler is found on first use.
 """
 
-from . import cpu_target  # noqa: E402,I001  (registers the cpu target with build)
 from .cache import cache_dir, cache_enabled, clear_cache
 from .compiler import (
     CompileError,
@@ -17,7 +16,8 @@ from .compiler import (
     default_flags,
     find_compiler,
 )
-from .loader import BoundCall, KernelError, KernelFunction, Library, LoadError, load_library
+from .loader import BoundCall, KernelFunction, LoadError, SharedLibrary
+from .native import NativeKernel, compile_kernels
 
 __all__ = [
     "BoundCall",
@@ -25,15 +25,15 @@ __all__ = [
     "Compiler",
     "CompilerNotFoundError",
     "CompilerWarning",
-    "KernelError",
     "KernelFunction",
-    "Library",
     "LoadError",
+    "NativeKernel",
+    "SharedLibrary",
     "cache_dir",
     "cache_enabled",
     "clear_cache",
     "compile_source",
     "default_flags",
+    "compile_kernels",
     "find_compiler",
-    "load_library",
 ]

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Error
+from ..version import __version__
 from . import cache
 
 __all__ = [
@@ -272,8 +273,6 @@ def compile_source(
     up or published; the object lives in a temporary directory removed at exit.
     ``flags`` replaces :func:`default_flags`; ``-fPIC -shared`` are added if absent.
     ``name`` only labels the files (it shows up in profilers and ``failed/``)."""
-    from .. import __version__
-
     if not _NAME.match(name):
         raise ValueError(f"compile_source: name {name!r} must be a plain file-name stem")
     compiler = compiler or find_compiler()

@@ -10,7 +10,7 @@ the kernel returns 0 on success and a nonzero error code otherwise. One
 signature for all kernels keeps the loader generic and makes a pre-bound call
 a single ctypes call.
 
-Lifetime: a :class:`KernelFunction` holds its :class:`Library`, and a
+Lifetime: a :class:`KernelFunction` holds its :class:`SharedLibrary`, and a
 :class:`BoundCall` holds its kernel and its arrays, so neither the shared
 object nor a buffer can go away while something can still call into it.
 """
@@ -24,31 +24,18 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import Error
+from ..errors import Error, KernelError
 
-__all__ = ["BoundCall", "KernelError", "KernelFunction", "Library", "LoadError", "load_library"]
+__all__ = ["BoundCall", "KernelFunction", "LoadError", "SharedLibrary"]
 
 
 class LoadError(Error):
     """A shared object could not be loaded, or has no kernel of that name."""
 
 
-class KernelError(Error):
-    """A kernel returned a nonzero status, or was given arrays it cannot take."""
-
-    def __init__(self, message: str, kernel: str = "", code: int | None = None):
-        self.kernel = kernel
-        self.code = code
-        super().__init__(message)
-
-
-def load_library(path: str | Path) -> Library:
-    """Load a shared object (``RTLD_LOCAL``: kernels of two libraries never clash)."""
-    return Library(path)
-
-
-class Library:
-    """A loaded shared object; :meth:`kernel` gives its kernels."""
+class SharedLibrary:
+    """A loaded shared object (``RTLD_LOCAL``: kernels of two libraries never clash);
+    :meth:`kernel` gives its kernels."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -86,15 +73,15 @@ class Library:
         return self.kernel(name)
 
     def __repr__(self) -> str:
-        return f"Library({str(self.path)!r})"
+        return f"SharedLibrary({str(self.path)!r})"
 
 
 class KernelFunction:
-    """One kernel of a :class:`Library`."""
+    """One kernel of a :class:`SharedLibrary`."""
 
     __slots__ = ("library", "name", "num_args", "_cfunc")
 
-    def __init__(self, library: Library, name: str, cfunc, num_args: int | None = None):
+    def __init__(self, library: SharedLibrary, name: str, cfunc, num_args: int | None = None):
         self.library = library  # keeps the CDLL alive
         self.name = name
         self.num_args = num_args

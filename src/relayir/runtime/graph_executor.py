@@ -18,34 +18,19 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend.memory_plan import plan_memory, storage_offsets
 from ..errors import Error
-
-_ALIGN = 64
+from .memory_plan import ALIGNMENT, plan_memory, storage_offsets
+from .params import load_params
+from .tensors import aligned_empty, check_input
 
 
 class GraphExecutorError(Error):
     """A wrong input (name, dtype, shape), a graph that does not fit its kernels, or a
     failing kernel."""
-
-
-def _aligned_empty(nbytes: int) -> np.ndarray:
-    raw = np.empty(max(nbytes, 1) + _ALIGN, dtype=np.uint8)
-    offset = (-raw.ctypes.data) % _ALIGN
-    return raw[offset: offset + max(nbytes, 1)]
-
-
-def _as_array(value) -> np.ndarray:
-    if isinstance(value, np.ndarray):
-        return value
-    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor, no copy on cpu
-        return value.detach().cpu().numpy()
-    return value
 
 
 class GraphModule:
@@ -82,11 +67,12 @@ class GraphModule:
                   for s, d in zip(shapes, dtypes)]
         sizes = [0] * (max(sids, default=-1) + 1)
         for eid, sid in enumerate(sids):
-            if offsets[eid] % _ALIGN:
+            if offsets[eid] % ALIGNMENT:
                 raise GraphExecutorError(
-                    f"entry {eid}: storage offset {offsets[eid]} is not a multiple of {_ALIGN}")
+                    f"entry {eid}: storage offset {offsets[eid]} is not a multiple of "
+                    f"{ALIGNMENT}")
             sizes[sid] = max(sizes[sid], offsets[eid] + nbytes[eid])
-        self._storage = [_aligned_empty(n) for n in sizes]
+        self._storage = [aligned_empty(n) for n in sizes]
         self._views = [
             self._storage[sid][off: off + n].view(d).reshape(s)
             for sid, off, n, s, d in zip(sids, offsets, nbytes, shapes, dtypes)]
@@ -143,31 +129,13 @@ class GraphModule:
     def _set(self, key, value) -> None:
         name, eid = self._entry(key)
         dst = self._views[eid]
-        if value is None:
-            raise GraphExecutorError(f"input {name!r}: no value given")
-        value = _as_array(value)
-        if not isinstance(value, np.ndarray):
-            try:
-                value = np.asarray(value, dtype=dst.dtype)
-            except (TypeError, ValueError) as exc:
-                raise GraphExecutorError(
-                    f"input {name!r}: cannot make a {dst.dtype.name} array of {value!r}: "
-                    f"{exc}") from None
-        if value.dtype != dst.dtype:
-            raise GraphExecutorError(
-                f"input {name!r}: expected dtype {dst.dtype.name}, found {value.dtype.name} "
-                f"(expected shape {dst.shape}, found {value.shape})")
-        if value.shape != dst.shape:
-            raise GraphExecutorError(
-                f"input {name!r}: expected shape {dst.shape}, found shape {value.shape}")
+        value = check_input(repr(name), value, dst.dtype.name, dst.shape, GraphExecutorError)
         np.copyto(dst, value)
         self._unset.discard(name)
 
     def load_params(self, params) -> None:
         """Set params (and inputs) by name from a dict or ``.npz`` bytes."""
         if isinstance(params, (bytes, bytearray)):
-            from .module import load_params
-
             params = load_params(params)
         for name, value in params.items():
             self._set(name, value)
@@ -374,59 +342,5 @@ class ProfileReport:
         return self.table()
 
 
-class GraphExecutor:
-    """``create_executor("graph", mod, target=...)``: build ``@main``, run it per call."""
-
-    def __init__(self, mod, target="numpy", device=None):
-        self.mod = mod
-        self.target = target
-        self.device = device
-
-    def evaluate(self, expr=None):
-        from ..backend.build_module import build
-        from ..ir.expr import Function
-
-        mod = self.mod
-        if expr is not None:
-            if not isinstance(expr, Function):
-                raise GraphExecutorError("the graph executor evaluates @main or a function")
-            mod = mod.copy()
-            mod["main"] = expr
-        lib = build(mod, target=self.target)
-        gm = GraphModule(lib)
-        ret = lib.ir_mod["main"].checked_type.ret_type
-        names = gm._input_names
-        n_out = gm.get_num_outputs()
-
-        def run(*args, **kwargs):
-            if len(args) > len(names):
-                raise GraphExecutorError(f"main takes {len(names)} inputs, found {len(args)}")
-            for name, a in zip(names, args):
-                if name in kwargs:
-                    raise GraphExecutorError(f"input {name!r} given twice")
-                kwargs[name] = a
-            missing = [n for n in names if n not in kwargs]
-            if missing:
-                raise GraphExecutorError(f"missing inputs: {', '.join(missing)}")
-            gm.run(**kwargs)
-            return _restructure(ret, [gm.get_output(i) for i in range(n_out)])
-
-        run.module = gm
-        return run
-
-
-def _restructure(ty, flat: Sequence[np.ndarray]):
-    from ..ir.types import TupleType
-
-    it = iter(flat)
-
-    def build(t):
-        if isinstance(t, TupleType):
-            return tuple(build(f) for f in t.fields)
-        return next(it)
-
-    return build(ty)
-
-
-__all__ = ["BenchmarkResult", "GraphExecutor", "GraphExecutorError", "GraphModule",
+__all__ = ["BenchmarkResult", "GraphExecutorError", "GraphModule",
            "ProfileReport", "ProfileRow"]

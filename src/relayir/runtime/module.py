@@ -24,7 +24,6 @@ shared with the VM's ``Executable.save`` / ``load`` (``vm/serialize.py``).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import tempfile
@@ -34,14 +33,15 @@ import zlib
 import numpy as np
 
 from ..errors import Error
+from ..version import __version__
+from .graph_executor import GraphModule
+from .libraries import load_library
+from .memory_plan import MemoryPlan
+from .params import ModuleFormatError, load_params, save_params
 
 FORMAT = "relayir.graph_module"
 FORMAT_VERSION = 2  # 2: intermediates packed in one arena (graph attr storage_offset)
 READ_VERSIONS = (1, 2)  # a version-1 graph has no storage_offset: one buffer per storage id
-
-
-class ModuleFormatError(Error):
-    """A file is not a relayir module archive, or one written by an unknown version."""
 
 
 class GraphExecutorFactoryModule:
@@ -77,8 +77,6 @@ class GraphExecutorFactoryModule:
     @property
     def memory_plan(self):
         """The memory plan's report (planned vs one-buffer-per-tensor bytes)."""
-        from ..backend.memory_plan import MemoryPlan
-
         return MemoryPlan.from_graph(self.graph)
 
     def __getitem__(self, key: str):
@@ -87,8 +85,6 @@ class GraphExecutorFactoryModule:
             raise Error(f"this module is named {self.mod_name!r}, not {key!r}")
 
         def create(device=None):
-            from .graph_executor import GraphModule
-
             return GraphModule(self)
 
         return create
@@ -100,27 +96,6 @@ class GraphExecutorFactoryModule:
         n = sum(1 for node in self.graph["nodes"] if node["op"] != "null")
         return (f"<GraphExecutorFactoryModule {self.mod_name}: target {self.target}, "
                 f"{n} kernel calls, {len(self.lib)} kernels, {len(self.params)} params>")
-
-
-def _npz_bytes(params: dict[str, np.ndarray]) -> bytes:
-    buf = io.BytesIO()
-    np.savez(buf, **{k: np.ascontiguousarray(v) for k, v in params.items()})
-    return buf.getvalue()
-
-
-def save_params(params: dict[str, np.ndarray]) -> bytes:
-    """Params as ``.npz`` bytes (Relay's ``save_param_dict``); ``load_params`` reads them."""
-    return _npz_bytes(params)
-
-
-def load_params(data: bytes | str | os.PathLike) -> dict[str, np.ndarray]:
-    """Params from ``.npz`` bytes or a path, never unpickling anything."""
-    src = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
-    try:
-        with np.load(src, allow_pickle=False) as npz:
-            return {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise ModuleFormatError(f"cannot read params (an .npz without pickles): {exc}") from None
 
 
 def write_archive(path: str | os.PathLike, meta: dict, members: dict[str, bytes | str],
@@ -185,8 +160,6 @@ def library_entry(lib) -> tuple[dict, dict[str, bytes]]:
 
 def load_library_entry(path, entry: dict, members: dict[str, bytes], target: str):
     """Rebuild (numpy) or load (C) the kernel library that ``library_entry`` saved."""
-    from ..backend.kernels import load_library
-
     files = {}
     for name in entry.get("files", []):
         if name not in members:
@@ -198,8 +171,6 @@ def load_library_entry(path, entry: dict, members: dict[str, bytes], target: str
 def export_library(module: GraphExecutorFactoryModule, path: str | os.PathLike) -> None:
     """Write ``module`` to ``path`` as one archive (see the module docstring). The file
     appears atomically: it is written next to ``path`` and renamed into place."""
-    from .. import __version__
-
     library, files = library_entry(module.get_lib())
     meta = {
         "format": FORMAT,
@@ -210,7 +181,7 @@ def export_library(module: GraphExecutorFactoryModule, path: str | os.PathLike) 
         "library": library,
     }
     write_archive(path, meta, {"graph.json": module.get_graph_json(),
-                               "params.npz": _npz_bytes(module.get_params()), **files},
+                               "params.npz": save_params(module.get_params()), **files},
                   stored=("params.npz", "lib.so"))  # barely compressible: load is a copy
 
 

@@ -3,7 +3,7 @@
 Pipeline: bind params, type-check, ``transform.pipeline.optimize`` (FuseOps makes the
 primitive functions), ``ToANormalForm``, ``LambdaLift``, type-check again; then every
 global reachable from ``@main`` is compiled to bytecode and every primitive function
-it calls is lowered to one kernel (numpy: ``lower_numpy``; cpu: C kernels).
+it calls is lowered to one kernel by ``backend.lowering.lower``, as ``build`` does.
 
 Dynamic shapes: a primitive function whose type has ``Any`` / symbolic dims gets its
 ``Any`` dims named (``shape_func.name_any_dims``) and compiles to ONE kernel for every
@@ -28,6 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import lowering
+from ..backend.build_module import bind_param_arrays
+from ..backend.target import Target
 from ..errors import Error
 from ..ir.adt import (
     Constructor,
@@ -55,6 +58,9 @@ from ..ir.expr import (
 )
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType
+from ..transform.lambda_lift import LambdaLift
+from ..transform.pipeline import optimize
+from ..transform.to_a_normal_form import ToANormalForm
 from ..typing.infer import infer_module
 from .bytecode import Instruction, Opcode, VMFunction
 from .executable import Executable
@@ -413,73 +419,30 @@ class _FunctionCompiler:
             self.pattern(sub, field, fails)
 
 
-def _lower(mc: _ModuleCompiler, target: str) -> tuple[list, object]:
-    """``(kernels by index, their library or None)``. Reshape-only and ``shape_of``
-    functions get no kernel (``None``); data-dependent ones, ones with reference-only ops,
-    and on the cpu target dynamic ones the C backend cannot lower are numpy kernels."""
-    from ..backend.kernels import NumpyKernel, lower_numpy
-
+def _lower(mc: _ModuleCompiler, target: Target) -> tuple[list, object]:
+    """``(kernels by index, their library or None)``, through the one lowering path
+    (``backend.lowering.lower``, as ``build`` uses). Reshape-only and ``shape_of``
+    functions get no kernel (``None``); data-dependent ones run their numpy reference."""
     kernels: list = [None] * len(mc.primitives)
-    host = [k for k, kind in enumerate(mc.kinds) if kind == DATA_DEPENDENT]
-    native = [k for k, kind in enumerate(mc.kinds) if kind in (STATIC, DYNAMIC)]
-    if not host and not native:
+    wanted = [k for k, kind in enumerate(mc.kinds) if kind in (DATA_DEPENDENT, STATIC, DYNAMIC)]
+    if not wanted:
         return kernels, None
-    if target == "numpy":
-        lib = lower_numpy([mc.primitives[k] for k in host + native], "numpy")
-        for k in host + native:
-            kernels[k] = lib[mc.primitives[k][0]]
-        return kernels, lib
-    if target == "cpu" or target.startswith("llvm") or target == "c":
-        from ..codegen.cpu_target import CKernelLibrary, build_c_library, uses_reference_only
-        from ..tir import LoweringError, lower_primitive
-
-        lowered = []
-        for k in native:
-            name, fn = mc.primitives[k]
-            if uses_reference_only(fn):
-                host.append(k)
-                continue
-            try:
-                kernel = lower_primitive(fn, name)
-            except LoweringError:
-                if mc.kinds[k] == STATIC:
-                    raise
-                host.append(k)
-                continue
-            if not _dims_in_arguments(kernel):
-                host.append(k)  # a loop bound no argument holds
-                continue
-            lowered.append((k, kernel))
-        lib = (build_c_library([kernel for _, kernel in lowered], target) if lowered
-               else CKernelLibrary({}, target, None, b"", ""))
-        for k, kernel in lowered:
-            kernels[k] = lib[kernel.name]
-        for k in host:  # in the library too: saved as Relay text, as the numpy target does
-            kernels[k] = lib.kernels[mc.primitives[k][0]] = NumpyKernel(*mc.primitives[k])
-        return kernels, lib
-    raise VMCompileError(f"unknown target {target!r}; expected 'numpy' or 'cpu'")
-
-
-def _dims_in_arguments(kernel) -> bool:
-    named = {d.name for t in (*kernel.input_types, *kernel.output_types) for d in t.shape
-             if not isinstance(d, (int, np.integer))}
-    return all(n in named for n in kernel.dim_names)
+    reference = [mc.primitives[k][0] for k in wanted if mc.kinds[k] == DATA_DEPENDENT]
+    lib = lowering.lower([mc.primitives[k] for k in wanted], target, reference=reference,
+                         dynamic=True)
+    for k in wanted:
+        kernels[k] = lib[mc.primitives[k][0]]
+    return kernels, lib
 
 
 def compile(mod, target: str = "numpy", params: dict | None = None) -> Executable:  # noqa: A001
     """Relay's ``vm.compile``: compile every global reachable from ``@main``."""
-    from ..transform.lambda_lift import LambdaLift
-    from ..transform.pipeline import optimize
-    from ..transform.to_a_normal_form import ToANormalForm
-
     if isinstance(mod, Function):
         mod = IRModule.from_expr(mod)
     if not isinstance(mod, IRModule):
         raise VMCompileError(f"vm.compile takes an IRModule, found {type(mod).__name__}")
-    target = str(target)
+    target = Target.parse(target)
     if params:
-        from ..backend.build_module import bind_param_arrays
-
         mod = bind_param_arrays(mod, params)
     mod = mod.copy()
     infer_module(mod)
@@ -496,7 +459,7 @@ def compile(mod, target: str = "numpy", params: dict | None = None) -> Executabl
         mc.shape_funcs[i].native = kernels[k] is not None and bool(kernels[k].dim_names)
     names = [name for name, _ in mc.primitives]
     return Executable(mc.functions, mc.constants, kernels, names, mc.constructors,
-                      mc.messages, lib, target, mc.shape_funcs)
+                      mc.messages, lib, str(target), mc.shape_funcs)
 
 
 __all__ = ["VMCompileError", "compile"]

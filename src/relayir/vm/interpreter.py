@@ -42,9 +42,8 @@ import time
 
 import numpy as np
 
-from ..executor import check_tensor_arg
 from ..ir.types import TensorType, TupleType
-from ..runtime.graph_executor import _aligned_empty  # 64-byte aligned, as its storage
+from ..runtime.tensors import aligned_array, check_tensor_input
 from ..runtime.values import ConstructorValue, RefValue
 from .decode import (  # noqa: F401  (VMError: re-exported)
     _ALLOC_ADT,
@@ -457,7 +456,7 @@ def _aligned(a: np.ndarray) -> np.ndarray:
     """``a`` itself when C-contiguous and 64-byte aligned, else such a copy."""
     if a.flags.c_contiguous and a.ctypes.data % 64 == 0:
         return a
-    out = _aligned_empty(a.nbytes)[: a.nbytes].view(a.dtype).reshape(a.shape)
+    out = aligned_array(a.shape, a.dtype)
     np.copyto(out, a)
     return out
 
@@ -472,7 +471,7 @@ def _contiguous(a: np.ndarray) -> np.ndarray:
 
 def _check_arg(name: str, ty, value):
     if isinstance(ty, TensorType):
-        value = check_tensor_arg(name, ty, value)
+        value = check_tensor_input(name, value, ty)
         return _contiguous(value)
     if isinstance(ty, TupleType):
         if not isinstance(value, (tuple, list)) or len(value) != len(ty.fields):

@@ -14,7 +14,7 @@ A post-pass over each function's emitted instructions (``optimize_function``):
    whose register has that one definition and is read only by ``InvokePacked`` (never
    moved, returned, passed to a function, or put in a tuple, ADT, closure or ref) holds a
    tensor that nothing outlives the frame: it gets a byte offset in the function's one
-   storage buffer, packed by ``backend.memory_plan.pack_offsets`` so that tensors whose
+   storage buffer, packed by ``runtime.memory_plan.pack_offsets`` so that tensors whose
    live ranges overlap (they interfere) never share bytes. The function then starts
    with ``AllocStorage(s, nbytes, alignment, slot 0)`` binding a fresh register ``s`` to
    the frame arena's buffer, and the instruction becomes ``AllocTensor(dst, shape,
@@ -46,7 +46,7 @@ from collections import deque
 
 import numpy as np
 
-from ..backend.memory_plan import pack_offsets
+from ..runtime.memory_plan import pack_offsets
 from .bytecode import Instruction, Opcode, VMFunction
 
 DEF, USE, USES, IMM = "def", "use", "uses", "imm"

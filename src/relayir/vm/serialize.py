@@ -34,6 +34,7 @@ import os
 import numpy as np
 
 from ..ir.types import GlobalTypeVar, TensorType, TupleType
+from ..runtime.numpy_kernels import NumpyKernel
 from ..runtime.module import (
     ModuleFormatError,
     library_entry,
@@ -107,7 +108,7 @@ class _LoadedConstructor:
 
 
 def save(exe, path: str | os.PathLike) -> None:
-    from .. import __version__
+    from ..version import __version__
 
     for i, c in enumerate(exe.constants):
         if not isinstance(c, np.ndarray) or c.dtype.hasobject:
@@ -208,8 +209,6 @@ def _kernel(lib, name: str, entry):
         if lib is None:
             raise ModuleFormatError(f"kernel {name} refers to a missing kernel library")
         return lib[entry["library"]]
-    from ..backend.kernels import NumpyKernel
-
     return NumpyKernel(name, _function_of(name, entry["numpy"]))
 
 

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ALIGNMENT = 64  # bytes; every offset in the arena is a multiple of it
+from .tensors import ALIGNMENT  # every offset in the arena is a multiple of it
+
 ARENA = 0  # the storage id of the intermediates' arena
 
 INPUT, OUTPUT, INTERMEDIATE = "input", "output", "intermediate"

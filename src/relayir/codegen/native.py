@@ -1,7 +1,7 @@
 """Compile lowered kernels and call them on numpy arrays (tests, benchmarks, debugging).
 
 ``compile_kernels(kernels)`` renders all kernels into one translation unit, compiles it
-once (through ``relayir.codegen``'s cached compiler) and returns a callable per kernel
+once (through the cached compiler) and returns a callable per kernel
 that allocates the outputs: ``outs = fns["k"](x, y)``. The graph executor does not use
 this: it binds pre-allocated buffers once.
 """
@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.c_printer import render_module
-from .stmt import Kernel
+from ..tir.stmt import Kernel
+from .c_printer import render_module
+from .compiler import compile_source
+from .loader import SharedLibrary
 
 
 class NativeKernel:
@@ -43,9 +45,6 @@ class NativeKernel:
 
 def compile_kernels(kernels: list, flags=None) -> dict:
     """``{kernel name: NativeKernel}`` from one compiled translation unit."""
-    from ..codegen.compiler import compile_source
-    from ..codegen.loader import load_library
-
     path = compile_source(render_module(kernels), flags=flags, name="tir_kernels")
-    lib = load_library(path)
+    lib = SharedLibrary(path)
     return {k.name: NativeKernel(k, lib.kernel(k.name)) for k in kernels}

@@ -1,0 +1,137 @@
+"""The one lowering path: primitive functions → a kernel library, for every executor.
+
+``lower(functions, target)`` is what ``build`` (graph executor), ``vm.compile`` and
+every later executor call: it takes the ``(kernel name, primitive function)`` pairs of a
+whole module at once, so the C back end compiles all kernels in ONE translation unit.
+``LOWERINGS`` maps a target kind to its lowering:
+
+- ``numpy``: one ``NumpyKernel`` per function (the ops' references);
+- ``cpu``: each function → loop IR (``tir.lower_primitive``) → C (``codegen``) → one
+  shared object loaded as ``CKernel``\\ s. A function C cannot express (an op with no
+  compute, a low-precision dtype) runs as a numpy kernel inside the same library.
+
+Executors differ only in what they allow: the VM passes ``dynamic=True`` (kernels with
+symbolic dims; a dynamic function the C back end cannot lower runs its reference) and
+names the data-dependent functions that must run their reference (``reference``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+
+import numpy as np
+
+from ..codegen.c_printer import render_module
+from ..codegen.compiler import compile_source
+from ..ir.expr import Call, Function, Op
+from ..ir.functor import post_order
+from ..ir.types import TensorType, is_low_precision
+from ..runtime.c_kernels import CKernelLibrary, c_kernel_library
+from ..runtime.kernels import KernelError, KernelLibrary, flatten_type
+from ..runtime.numpy_kernels import NumpyKernel, NumpyKernelLibrary
+from ..te.computes import REFERENCE_ONLY
+from ..tir import LoweringError, lower_primitive
+from .target import BuildError, Target
+
+Functions = Sequence[tuple[str, Function]]
+
+
+def lower(functions: Functions, target: str | Target, *, reference: Collection[str] = (),
+          dynamic: bool = False) -> KernelLibrary:
+    """Lower the primitive functions of one module for ``target``.
+
+    ``reference``: names of functions that must run their numpy reference (the VM's
+    data-dependent ones). ``dynamic``: kernels may have symbolic dims (the VM); without
+    it, a symbolic dim is an error (the graph executor runs static shapes)."""
+    tgt = Target.parse(target)
+    try:
+        lowering = LOWERINGS[tgt.kind]
+    except KeyError:
+        raise BuildError(f"no lowering for target kind {tgt.kind!r}") from None
+    return lowering(list(functions), tgt, frozenset(reference), dynamic)
+
+
+def lower_numpy(functions: Functions, target: str | Target = "numpy",
+                reference: Collection[str] = (), dynamic: bool = True) -> NumpyKernelLibrary:
+    """The numpy target: every function runs its ops' references."""
+    return NumpyKernelLibrary({name: NumpyKernel(name, fn) for name, fn in functions},
+                              str(target))
+
+
+def lower_cpu(functions: Functions, target: str | Target, reference: Collection[str] = (),
+              dynamic: bool = False) -> CKernelLibrary:
+    """The cpu target: generated C for every function it can express, compiled once."""
+    host, lowered = [], []
+    for name, fn in functions:
+        if name in reference or uses_reference_only(fn):
+            host.append((name, fn))
+            continue
+        try:
+            kernel = lower_primitive(fn, name)
+        except LoweringError:
+            if not dynamic or is_static(fn):
+                raise
+            host.append((name, fn))
+            continue
+        if kernel.dim_names and not dynamic:
+            raise KernelError(
+                f"kernel {kernel.name} has symbolic dimensions {list(kernel.dim_names)}; the "
+                f"graph executor runs static shapes (use the VM for dynamic ones)")
+        if not _dims_in_arguments(kernel):
+            host.append((name, fn))  # a loop bound no argument holds
+            continue
+        lowered.append(kernel)
+    lib = compile_c_library(lowered, target)
+    lib.kernels.update({name: NumpyKernel(name, fn) for name, fn in host})
+    return lib
+
+
+LOWERINGS: dict[str, Callable[..., KernelLibrary]] = {"numpy": lower_numpy, "cpu": lower_cpu}
+
+
+def compile_c_library(lowered: Sequence, target: str | Target) -> CKernelLibrary:
+    """Render lowered kernels (``tir`` kernels) into one C file, compile it (cached) and
+    load it. Kernels with symbolic dims take them in ``dims`` (``CKernel.dim_names``)."""
+    if not lowered:
+        return CKernelLibrary({}, str(target), None, b"", "")
+    source = render_module(lowered)
+    path = compile_source(source, name="model")
+    types = [(k.name, k.input_types, k.output_types, k.dim_names) for k in lowered]
+    return c_kernel_library(path, types, str(target), source)
+
+
+def uses_reference_only(fn: Function) -> bool:
+    """Whether the numpy reference runs ``fn``: it calls an op without a compute, or
+    touches a dtype C has no type for (bfloat16, float8, int4, ...: ``is_low_precision``)."""
+    nodes = [*fn.params, *post_order(fn.body)]
+    return any(type(n) is Call and type(n.op) is Op and n.op.name in REFERENCE_ONLY
+               for n in nodes) or any(_has_low_precision(n) for n in nodes)
+
+
+def is_static(fn: Function) -> bool:
+    """Whether every parameter and result of ``fn`` has a static shape."""
+    types = [t for p in fn.params for t in flatten_type(p.checked_type)]
+    types += flatten_type(fn.checked_type.ret_type)
+    return all(isinstance(d, (int, np.integer)) for t in types for d in t.shape)
+
+
+def _has_low_precision(node) -> bool:
+    if not node.has_type:
+        return False
+    stack = [node.checked_type]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TensorType) and is_low_precision(t.dtype):
+            return True
+        stack.extend(getattr(t, "fields", ()))
+    return False
+
+
+def _dims_in_arguments(kernel) -> bool:
+    named = {d.name for t in (*kernel.input_types, *kernel.output_types) for d in t.shape
+             if not isinstance(d, (int, np.integer))}
+    return all(n in named for n in kernel.dim_names)
+
+
+__all__ = ["LOWERINGS", "compile_c_library", "is_static", "lower", "lower_cpu", "lower_numpy",
+           "uses_reference_only"]
