@@ -1,17 +1,19 @@
 """The C printer: golden text of small kernels, literals, names, and a compile check."""
 
 import shutil
+import sys
 import textwrap
 
 import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.codegen.c_printer import HEADER, render, render_module
+from relayir.codegen.c_printer import HEADER, RENDER, render, render_module
 from relayir.ir.module import IRModule
 from relayir.te import expr as E
 from relayir.tir.lower import lower_primitive
-from relayir.tir.stmt import Buffer, BufferStore, For, Kernel
+from relayir.tir.names import C_RESERVED
+from relayir.tir.stmt import Buffer, BufferLoad, BufferStore, For, Kernel
 from relayir.transform import InferType
 
 
@@ -101,6 +103,78 @@ def test_literals(value, dtype, text):
     assert f"out0[i] = {text};" in render(_store_kernel(value, dtype))
 
 
+def _expression_cases():
+    a, b = E.Var("a", "int32"), E.Var("b", "int32")
+    x, y = E.Var("x", "float32"), E.Var("y", "float32")
+    c, u = E.Var("c", "int8"), E.Var("u", "uint8")
+    return [
+        (E.TruncDiv(a, E.IntImm(4, "int32")), "int32", "a / 4"),
+        (E.TruncDiv(a, b), "int32", "rl_div_i32(a, b)"),
+        (E.TruncMod(a, E.IntImm(4, "int32")), "int32", "a % 4"),
+        (E.TruncMod(a, b), "int32", "rl_mod_i32(a, b)"),
+        (E.FloorDiv(a, E.IntImm(4, "int32")), "int32", "rl_floordiv_i32(a, 4)"),
+        (E.FloorMod(a, b), "int32", "rl_floormod_i32(a, b)"),
+        (E.TruncDiv(c, E.IntImm(3, "int8")), "int8", "(int8_t)(c / 3)"),
+        (E.FloorMod(x, y), "float32", "rl_floormod_f32(x, y)"),
+        (E.FloorDiv(x, y), "float32", "floorf(x / y)"),
+        (E.TruncMod(x, y), "float32", "fmodf(x, y)"),
+        (E.TruncDiv(x, y), "float32", "x / y"),
+        (E.Min(x, y), "float32", "rl_min_f32(x, y)"),
+        (E.Max(a, b), "int32", "rl_max_i32(a, b)"),
+        (E.Sub(x, E.Sub(y, x)), "float32", "x - (y - x)"),
+        (E.Mul(E.Add(x, y), x), "float32", "(x + y) * x"),
+        (E.Select(E.LT(x, y), x, E.Select(E.GE(x, y), y, x)), "float32",
+         "x < y ? x : x >= y ? y : x"),
+        (E.Cast("bool", x), "bool", "(uint8_t)(x != 0)"),
+        (E.Cast("int32", x), "int32", "(int32_t)x"),
+        (E.Cast("float16", x), "float16", "(rl_f16)((float)(rl_f16)x)"),
+        (E.Cast("int64", a), "int64", "(int64_t)a"),
+        (E.Not(E.And(E.EQ(a, b), E.Or(E.NE(a, b), E.LE(a, b)))), "bool",
+         "(uint8_t)(!(a == b && (a != b || a <= b)))"),
+        (E.BitXor(E.BitAnd(a, b), E.ShiftLeft(a, E.ShiftRight(b, E.IntImm(1, "int32")))),
+         "int32", "a & b ^ a << (b >> 1)"),
+        (E.BitOr(u, u), "uint8", "(uint8_t)(u | u)"),
+        (E.Add(c, c), "int8", "(int8_t)(c + c)"),
+        (E.Call("exp", [x], "float32"), "float32", "rl_expf(x)"),
+        (E.Call("pow", [a, b], "int32"), "int32", "rl_pow_i32(a, b)"),
+        (E.Call("isnan", [x], "bool"), "bool", "(uint8_t)(isnan(x))"),
+        (E.Call("sqrt", [E.Cast("float64", x)], "float64"), "float64", "sqrt((double)x)"),
+        (E.Sub(E.FloatImm(-1.5), x), "float32", "-1.5f - x"),
+    ]
+
+
+@pytest.mark.parametrize("value,dtype,text", _expression_cases())
+def test_expression_text(value, dtype, text):
+    # the texts the printer gave before its table: kernels' cache keys hash this text
+    assert f"out0[i] = {text};" in render(_store_kernel(value, dtype))
+
+
+def _node_classes(cls=E.Expr):
+    for sub in cls.__subclasses__():
+        yield from _node_classes(sub) if sub.__subclasses__() else (sub,)
+
+
+def test_every_scalar_node_class_has_one_render_entry():
+    # reads and reductions never reach C: lowering turns them into loads and loops
+    printable = set(_node_classes()) - {E.TensorRead, E.Reduce}
+    assert BufferLoad in printable
+    assert printable <= set(RENDER), printable - set(RENDER)
+
+
+def test_a_deep_expression_prints_without_recursion():
+    x = E.Var("x", "float32")
+    e = x
+    for k in range(20_000):
+        e = E.Max(e, x) if k % 2 else E.Sub(E.FloatImm(0.0), e)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)  # CPython's default
+    try:
+        src = render(_store_kernel(e, "float32"))
+    finally:
+        sys.setrecursionlimit(old)
+    assert src.count("rl_max_f32(") == 10_000 and src.count("0.0f - ") == 10_000
+
+
 def test_narrow_integer_arithmetic_wraps():
     a = E.Var("a", "int8")
     src = render(_store_kernel(a + a, "int8"))
@@ -113,6 +187,18 @@ def test_user_names_never_reach_the_c_text_raw():
     src = kernel.source
     assert "const int64_t v_for = dims[0];" in src
     assert " for = " not in src
+
+
+def _loop_kernel(var: E.Var) -> Kernel:
+    out = Buffer("out0", "float32", (1,), "output")
+    return Kernel("lit", [], [out],
+                  For(var, E.IntImm(1), BufferStore(out, var, E.Cast("float32", var))))
+
+
+@pytest.mark.parametrize("hint", [*sorted(C_RESERVED), "omp_lock", "__x", "rl_max_f32"])
+def test_reserved_names_never_name_a_local(hint):
+    # the same list keeps kernel names off these (tir.names.c_identifier)
+    assert f"int64_t v_{hint} = 0;" in render(_loop_kernel(E.Var(hint)))
 
 
 def test_float16_kernels_are_guarded():

@@ -7,6 +7,7 @@ function FuseOps makes for the built-in workloads lowers and runs.
 from __future__ import annotations
 
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from relayir.ir.types import TensorType
 from relayir.runtime.interpreter import Interpreter
 from relayir.testing.op_check import rand
 from relayir.tir.lower import lower_primitive
+from relayir.tir.names import C_RESERVED, c_identifier
 from relayir.transform import InferType
 from relayir.transform.fuse_ops import FuseOps
 
@@ -162,6 +164,38 @@ def test_any_dimensions_become_named_dims():
     assert "dims[1]" in kernel.source
 
 
+def test_a_fused_chain_of_5000_ops_lowers_under_the_default_recursion_limit():
+    # inlined, the chain is one expression 5,000 levels deep: the lowering (te.visit,
+    # the inliner) and the C printer walk it with explicit stacks
+    x = _v("x", (4,))
+    e = x
+    for k in range(5000):
+        e = relay.negative(e) if k % 2 else relay.nn.relu(e)
+    fn = _prim([x], e)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)  # CPython's default
+    try:
+        kernel = lower_primitive(fn, "deep_chain")
+        src = kernel.source
+    finally:
+        sys.setrecursionlimit(old)
+    assert len(kernel.info["stages"]) == 1 and not kernel.info["temporaries"]
+    assert src.count("rl_max_f32(") == 2500 and src.count("0.0f - ") == 2500
+
+
+@pytest.mark.parametrize("name,ident", [
+    ("fused_add_relu", "fused_add_relu"), ("tanh", "k_tanh"), ("memcpy", "k_memcpy"),
+    ("dims", "k_dims"), ("rl_workspace", "k_rl_workspace"), ("omp_x", "k_omp_x"),
+    ("3x", "k_3x"), ("", "kernel"), ("a-b.c", "a_b_c"), ("é", "_"), ("x" * 90, "x" * 80),
+])
+def test_c_identifier(name, ident):
+    assert c_identifier(name) == ident
+
+
+def test_every_reserved_name_is_prefixed():
+    assert all(c_identifier(n) == "k_" + n for n in C_RESERVED)
+
+
 def test_kernel_names_are_sanitised():
     x = _v("x", (3,))
     kernel = lower_primitive(_prim([x], relay.exp(x)), "9 bad-name; system(\"rm\")")
@@ -187,8 +221,8 @@ def _primitive_functions(mod) -> list:
     ("bert", {}),
 ])
 def test_every_fused_group_of_a_workload_lowers_and_matches(workload, knobs):
-    from relayir.testing.models import get_workload
     from relayir.codegen.native import compile_kernels
+    from relayir.testing.models import get_workload
     from relayir.transform.simplify_inference import SimplifyInference
 
     if workload == "bert":

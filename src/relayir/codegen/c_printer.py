@@ -21,12 +21,14 @@ like numpy's.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from ..te import expr as E
-from ..te.visit import children
+from ..te.visit import children, post_order
 from ..tir import stmt as S
+from ..tir.names import C_MATH_FUNCTIONS, c_identifier
 
 _CTYPE = {
     "float16": "float",
@@ -58,32 +60,7 @@ _SUFFIX = {
     "bool": "u8",
 }
 _NARROW = {"int8", "int16", "uint8", "uint16"}
-_MATH = {
-    "exp",
-    "log",
-    "log2",
-    "log10",
-    "sqrt",
-    "tanh",
-    "erf",
-    "floor",
-    "ceil",
-    "trunc",
-    "rint",
-    "sin",
-    "cos",
-    "tan",
-    "fabs",
-    "pow",
-    "fmod",
-}
-_C_KEYWORDS = frozenset((
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
-    "union", "unsigned", "void", "volatile", "while", "args", "dims", "main", "free", "malloc",
-    "isnan", "isinf", "isfinite", "NAN", "INFINITY", "HUGE_VAL",
-)) | {f"{m}{s}" for m in _MATH for s in ("", "f")}
+_MATH = C_MATH_FUNCTIONS  # libm functions an ``E.Call`` may name
 
 # precedence: higher binds tighter
 _PREC = {
@@ -329,9 +306,7 @@ class _Names:
         key = id(obj)
         name = self.of.get(key)
         if name is None:
-            base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "v"
-            if base[0].isdigit() or base in _C_KEYWORDS or base.startswith("rl_"):
-                base = "v_" + base
+            base = c_identifier(hint, prefix="v_", fallback="v", max_len=None)
             name, n = base, 1
             while name in self.used:
                 name, n = f"{base}_{n}", n + 1
@@ -344,6 +319,131 @@ class _Names:
 # ---------------------------------------------------------------- expressions
 
 
+# Each node class renders through one entry of ``RENDER``: ``render(printer, e, kids)``
+# gets ``kids``, the ``(text, precedence)`` of ``e``'s children (``te.visit.children``
+# order), and returns ``e``'s own; ``_wrap`` parenthesises a child that binds looser
+# than its slot needs. The printer renders children first from an explicit stack, so
+# a kernel's expression may be as deep as its fused chain is long.
+
+Rendered = tuple[str, int]
+
+
+def _wrap(kid: Rendered, ctx: int) -> str:
+    text, prec = kid
+    return f"({text})" if prec < ctx else text
+
+
+def _literal(text: str) -> Rendered:
+    return text, (_UNARY if text.startswith("-") else _CALL)
+
+
+def _narrow(text: str, prec: int, dtype: str) -> Rendered:
+    """Narrow integer arithmetic is cast back to its type, so it wraps like numpy."""
+    if dtype in _NARROW:
+        return f"({_CTYPE[dtype]})({text})", _UNARY
+    return text, prec
+
+
+def _infix(kids: list, symbol: str) -> str:
+    prec = _PREC[symbol]
+    # left-associative: the right operand needs strictly tighter binding
+    return f"{_wrap(kids[0], prec)} {symbol} {_wrap(kids[1], prec + 1)}"
+
+
+def _arith(r, e, kids) -> Rendered:
+    return _narrow(_infix(kids, e.symbol), _PREC[e.symbol], e.dtype)
+
+
+def _logic(r, e, kids) -> Rendered:
+    """Comparisons, ``&&`` and ``||``: a 0/1 result, never narrowed."""
+    return _infix(kids, e.symbol), _PREC[e.symbol]
+
+
+def _helper_call(prefix: str):
+    """``rl_<op>_<suffix>(a, b)``: a ``HEADER`` helper per operand type."""
+    def render(r, e, kids) -> Rendered:
+        return f"{prefix}{_SUFFIX[e.a.dtype]}({_wrap(kids[0], 0)}, {_wrap(kids[1], 0)})", _CALL
+    return render
+
+
+def _int_div_mod(symbol: str, helper: str, float_render):
+    """Integer division and remainder: C's operator for a positive constant divisor,
+    else a ``HEADER`` helper (0 for a zero divisor, numpy's floor semantics)."""
+    call = _helper_call(helper)
+
+    def render(r, e, kids) -> Rendered:
+        dtype = e.a.dtype
+        if E.is_float(dtype):
+            return float_render(r, e, kids)
+        c = E.const_value(e.b)
+        if symbol and isinstance(c, int) and c > 0:
+            return _narrow(f"{_wrap(kids[0], 13)} {symbol} {_wrap(kids[1], 14)}", 13, dtype)
+        return call(r, e, kids)
+    return render
+
+
+def _float_floordiv(r, e, kids) -> Rendered:
+    fn = "floorf" if e.a.dtype != "float64" else "floor"
+    return f"{fn}({_wrap(kids[0], 13)} / {_wrap(kids[1], 14)})", _CALL
+
+
+def _float_fmod(r, e, kids) -> Rendered:
+    fn = "fmodf" if e.a.dtype != "float64" else "fmod"
+    return f"{fn}({_wrap(kids[0], 0)}, {_wrap(kids[1], 0)})", _CALL
+
+
+def _buffer_load(r, e, kids) -> Rendered:
+    text = f"{r.bufname(e.buffer)}[{_wrap(kids[0], 0)}]"
+    return (f"(float){text}", _UNARY) if e.dtype == "float16" else (text, _CALL)
+
+
+def _cast(r, e, kids) -> Rendered:
+    src, dst = e.value.dtype, e.dtype
+    if dst == "bool":
+        return f"{_wrap(kids[0], 9)} != 0", _PREC["!="]
+    if dst == "float16":
+        return f"(float)(rl_f16){_wrap(kids[0], _UNARY)}", _UNARY
+    if _CTYPE[src] == _CTYPE[dst] and src != "float16":
+        return kids[0]
+    return f"({_CTYPE[dst]}){_wrap(kids[0], _UNARY)}", _UNARY
+
+
+def _intrinsic(r, e, kids) -> Rendered:
+    args = ", ".join(_wrap(k, 0) for k in kids)
+    dtype = e.args[0].dtype
+    if e.name in ("isnan", "isinf", "isfinite"):
+        return f"{e.name}({args})", _CALL
+    if e.name == "pow" and not E.is_float(dtype):
+        return f"rl_pow_{_SUFFIX[dtype]}({args})", _CALL
+    if e.name not in _MATH:
+        raise TypeError(f"the C printer has no intrinsic {e.name!r}")
+    if dtype != "float64" and e.name in ("exp", "tanh", "erf"):
+        return f"rl_{e.name}f({args})", _CALL  # vectorisable versions in HEADER
+    return f"{e.name}{'f' if dtype != 'float64' else ''}({args})", _CALL
+
+
+RENDER: dict[type, Callable[[_ExprPrinter, E.Expr, list], Rendered]] = {
+    E.IntImm: lambda r, e, kids: _literal(_int_literal(e.value, e.dtype)),
+    E.FloatImm: lambda r, e, kids: _literal(_float_literal(e.value, e.dtype)),
+    E.Var: lambda r, e, kids: (r.names.get(e, e.name), _CALL),
+    S.BufferLoad: _buffer_load,
+    E.Not: lambda r, e, kids: (f"!{_wrap(kids[0], _UNARY)}", _UNARY),
+    E.Select: lambda r, e, kids: (
+        f"{_wrap(kids[0], 4)} ? {_wrap(kids[1], 3)} : {_wrap(kids[2], 3)}", _PREC["?:"]),
+    E.Cast: _cast,
+    E.Call: _intrinsic,
+    **dict.fromkeys((E.Add, E.Sub, E.Mul, E.Div, E.BitAnd, E.BitOr, E.BitXor, E.ShiftLeft,
+                     E.ShiftRight), _arith),
+    **dict.fromkeys((E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE, E.And, E.Or), _logic),
+    E.Min: _helper_call("rl_min_"),
+    E.Max: _helper_call("rl_max_"),
+    E.TruncDiv: _int_div_mod("/", "rl_div_", _arith),
+    E.TruncMod: _int_div_mod("%", "rl_mod_", _float_fmod),
+    E.FloorDiv: _int_div_mod("", "rl_floordiv_", _float_floordiv),
+    E.FloorMod: _int_div_mod("", "rl_floormod_", _helper_call("rl_floormod_")),
+}
+
+
 class _ExprPrinter:
     def __init__(self, names: _Names, bufname):
         self.names = names
@@ -354,99 +454,36 @@ class _ExprPrinter:
         return self.p(e, 0)
 
     def p(self, e: E.Expr, ctx: int) -> str:
-        text, prec = self.emit(e)
-        return f"({text})" if prec < ctx else text
+        return _wrap(self.emit(e), ctx)
 
-    def emit(self, e: E.Expr) -> tuple[str, int]:
-        name = self.hoisted.get(e)
-        if name is not None:
-            return name, _CALL
-        t = type(e)
-        if t is E.IntImm:
-            text = _int_literal(e.value, e.dtype)
-            return text, (_UNARY if text.startswith("-") else _CALL)
-        if t is E.FloatImm:
-            text = _float_literal(e.value, e.dtype)
-            return text, (_UNARY if text.startswith("-") else _CALL)
-        if t is E.Var:
-            return self.names.get(e, e.name), _CALL
-        if t is S.BufferLoad:
-            text = f"{self.bufname(e.buffer)}[{self.p(e.offset, 0)}]"
-            return (f"(float){text}", _UNARY) if e.dtype == "float16" else (text, _CALL)
-        if isinstance(e, E.BinaryOp):
-            return self.binary(e)
-        if t is E.Not:
-            return f"!{self.p(e.a, _UNARY)}", _UNARY
-        if t is E.Select:
-            return (f"{self.p(e.cond, 4)} ? {self.p(e.t, 3)} : {self.p(e.f, 3)}", _PREC["?:"])
-        if t is E.Cast:
-            return self.cast(e)
-        if t is E.Call:
-            return self.call(e)
-        raise TypeError(f"the C printer cannot print {type(e).__name__}: {e!r}")
-
-    def wrap_narrow(self, text: str, prec: int, dtype: str) -> tuple[str, int]:
-        if dtype in _NARROW:
-            return f"({_CTYPE[dtype]})({text})", _UNARY
-        return text, prec
-
-    def binary(self, e) -> tuple[str, int]:
-        t, dtype = type(e), e.a.dtype
-        sfx = _SUFFIX[dtype]
-        if t in (E.Min, E.Max):
-            fn = "rl_min_" if t is E.Min else "rl_max_"
-            return f"{fn}{sfx}({self.p(e.a, 0)}, {self.p(e.b, 0)})", _CALL
-        if t in (E.TruncDiv, E.TruncMod, E.FloorDiv, E.FloorMod) and not E.is_float(dtype):
-            c = E.const_value(e.b)
-            if t in (E.TruncDiv, E.TruncMod) and isinstance(c, int) and c > 0:
-                op = "/" if t is E.TruncDiv else "%"
-                text = f"{self.p(e.a, 13)} {op} {self.p(e.b, 14)}"
-                return self.wrap_narrow(text, 13, dtype)
-            fn = {
-                E.TruncDiv: "rl_div_",
-                E.TruncMod: "rl_mod_",
-                E.FloorDiv: "rl_floordiv_",
-                E.FloorMod: "rl_floormod_",
-            }[t]
-            return f"{fn}{sfx}({self.p(e.a, 0)}, {self.p(e.b, 0)})", _CALL
-        if t is E.FloorMod:
-            return f"rl_floormod_{sfx}({self.p(e.a, 0)}, {self.p(e.b, 0)})", _CALL
-        if t is E.FloorDiv:
-            fn = "floorf" if dtype != "float64" else "floor"
-            return f"{fn}({self.p(e.a, 13)} / {self.p(e.b, 14)})", _CALL
-        if t is E.TruncMod:
-            fn = "fmodf" if dtype != "float64" else "fmod"
-            return f"{fn}({self.p(e.a, 0)}, {self.p(e.b, 0)})", _CALL
-        op = e.symbol
-        prec = _PREC[op]
-        # left-associative: the right operand needs strictly tighter binding
-        text = f"{self.p(e.a, prec)} {op} {self.p(e.b, prec + 1)}"
-        if isinstance(e, E.CmpOp) or t in (E.And, E.Or):
-            return text, prec
-        return self.wrap_narrow(text, prec, e.dtype)
-
-    def cast(self, e: E.Cast) -> tuple[str, int]:
-        src, dst = e.value.dtype, e.dtype
-        if dst == "bool":
-            return f"{self.p(e.value, 9)} != 0", _PREC["!="]
-        if dst == "float16":
-            return f"(float)(rl_f16){self.p(e.value, _UNARY)}", _UNARY
-        if _CTYPE[src] == _CTYPE[dst] and src != "float16":
-            return self.emit(e.value)
-        return f"({_CTYPE[dst]}){self.p(e.value, _UNARY)}", _UNARY
-
-    def call(self, e: E.Call) -> tuple[str, int]:
-        args = ", ".join(self.p(a, 0) for a in e.args)
-        dtype = e.args[0].dtype
-        if e.name in ("isnan", "isinf", "isfinite"):
-            return f"{e.name}({args})", _CALL
-        if e.name == "pow" and not E.is_float(dtype):
-            return f"rl_pow_{_SUFFIX[dtype]}({args})", _CALL
-        if e.name not in _MATH:
-            raise TypeError(f"the C printer has no intrinsic {e.name!r}")
-        if dtype != "float64" and e.name in ("exp", "tanh", "erf"):
-            return f"rl_{e.name}f({args})", _CALL  # vectorisable versions in HEADER
-        return f"{e.name}{'f' if dtype != 'float64' else ''}({args})", _CALL
+    def emit(self, root: E.Expr) -> Rendered:
+        """``root``'s text and precedence. Children are rendered first, left to right (the
+        order names are given in), each distinct node once; a hoisted node is its name."""
+        done: dict[int, tuple] = {}  # id(node) -> (node, rendered): keeps node alive
+        stack = [(root, None)]
+        while stack:
+            e, cs = stack[-1]
+            if cs is None:  # first visit
+                if id(e) in done:
+                    stack.pop()
+                    continue
+                name = self.hoisted.get(e)
+                if name is not None:
+                    stack.pop()
+                    done[id(e)] = (e, (name, _CALL))
+                    continue
+                if type(e) not in RENDER:
+                    raise TypeError(f"the C printer cannot print {type(e).__name__}: {e!r}")
+                if type(e) is S.BufferLoad:
+                    self.bufname(e.buffer)  # named before its offset's variables, as ever
+                cs = children(e)
+                stack[-1] = (e, cs)
+                stack.extend((c, None) for c in reversed(cs) if id(c) not in done)
+                continue
+            stack.pop()
+            if id(e) not in done:
+                done[id(e)] = (e, RENDER[type(e)](self, e, [done[id(c)][1] for c in cs]))
+        return done[id(root)][1]
 
 
 def _common_subexpressions(roots) -> list:
@@ -484,15 +521,14 @@ def _common_subexpressions(roots) -> list:
         and x.dtype != E.INDEX
         and not isinstance(x, (E.IntImm, E.FloatImm, E.Var))
     ]
-    depth: dict = {}
-
-    def height(x) -> int:  # children before parents when printed
-        h = depth.get(x)
-        if h is None:
-            h = depth[x] = 1 + max((height(c) for c in children(x)), default=0)
-        return h
-
-    return sorted(picked, key=height)
+    if not picked:
+        return picked
+    depth: dict = {}  # children before parents when printed
+    for r in roots:
+        for x in post_order(r):
+            if x not in depth:
+                depth[x] = 1 + max((depth[c] for c in children(x)), default=0)
+    return sorted(picked, key=depth.__getitem__)
 
 
 # ---------------------------------------------------------------- statements

@@ -66,21 +66,30 @@ def rebuild(e: E.Expr, new_children) -> E.Expr:
 
 
 def rewrite(e: E.Expr, fn: Callable, memo: dict | None = None) -> E.Expr:
-    """Bottom-up rewrite: children first, then ``fn(node)`` (which returns a node)."""
+    """Bottom-up rewrite: children first, then ``fn(node)`` (which returns a node).
+
+    ``fn`` runs in the order a recursive post-order would call it (first child's subtree
+    first), from an explicit stack: expressions of long fused chains are deep."""
     memo = {} if memo is None else memo
-
-    def go(x):
-        key = id(x)
-        hit = memo.get(key)
-        if hit is not None:
-            return hit[1]
-        cs = children(x)
-        new = rebuild(x, [go(c) for c in cs]) if cs else x
-        out = fn(new)
-        memo[key] = (x, out)  # keep x alive so its id is not reused
-        return out
-
-    return go(e)
+    hit = memo.get(id(e))
+    if hit is not None:
+        return hit[1]
+    stack = [(e, children(e), [])]  # node, its children, the new children so far
+    while stack:
+        x, cs, done = stack[-1]
+        while len(done) < len(cs):
+            hit = memo.get(id(cs[len(done)]))
+            if hit is None:
+                break
+            done.append(hit[1])
+        if len(done) < len(cs):
+            c = cs[len(done)]
+            stack.append((c, children(c), []))
+            continue
+        stack.pop()
+        out = fn(rebuild(x, done) if cs else x)
+        memo[id(x)] = (x, out)  # keep x alive so its id is not reused
+    return memo[id(e)][1]
 
 
 def substitute(e: E.Expr, mapping: dict, memo: dict | None = None) -> E.Expr:
@@ -91,18 +100,19 @@ def substitute(e: E.Expr, mapping: dict, memo: dict | None = None) -> E.Expr:
 
 
 def post_order(e: E.Expr) -> list:
-    """Each distinct node (by identity) once, children first."""
-    out, seen = [], set()
-
-    def go(x):
-        if id(x) in seen:
-            return
-        seen.add(id(x))
-        for c in children(x):
-            go(c)
-        out.append(x)
-
-    go(e)
+    """Each distinct node (by identity) once, children first (an explicit stack)."""
+    out, seen = [], {id(e)}
+    stack = [(e, iter(children(e)))]
+    while stack:
+        x, pending = stack[-1]
+        for c in pending:
+            if id(c) not in seen:
+                seen.add(id(c))
+                stack.append((c, iter(children(c))))
+                break
+        else:
+            stack.pop()
+            out.append(x)
     return out
 
 

@@ -7,7 +7,8 @@ text is ``kernel.source`` (``relayir.codegen.c_printer``).
 """
 
 from .build_te import LoweringError, build_te
-from .lower import c_identifier, lower_primitive, lower_tensors
+from .lower import lower_primitive, lower_tensors
+from .names import c_identifier
 from .schedule import Schedule, default_schedule
 from .simplify import simplify
 from .stmt import Buffer, Kernel

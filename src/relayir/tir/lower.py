@@ -14,51 +14,20 @@
 
 from __future__ import annotations
 
-import re
-import sys
-from contextlib import contextmanager
-
 from ..ir.expr import Function
 from ..ir.types import TensorType
 from ..te import expr as E
 from ..te.computes.common import prod, ravel
 from ..te.tensor import Tensor, compute
-from ..te.visit import collect, rewrite, substitute
+from ..te.visit import children, collect, post_order, rebuild, substitute
 from .build_te import ConstantOp, LoweringError, build_te
 from .loops import Stage, lower_stage
+from .names import c_identifier
 from .schedule import Schedule, default_schedule
 from .simplify import simplify
 from .stmt import Allocate, Buffer, BufferLoad, Kernel, seq
 
-__all__ = ["LoweringError", "c_identifier", "lower_primitive", "lower_tensors"]
-
-
-_TAKEN = frozenset((  # C keywords and names the generated file declares or includes
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
-    "union", "unsigned", "void", "volatile", "while", "main", "free", "malloc", "memcpy",
-    "exp", "expf", "log", "logf", "sqrt", "sqrtf", "pow", "powf", "floor", "ceil", "fmod",
-))
-
-
-def c_identifier(name: str, prefix: str = "k_") -> str:
-    """A safe C identifier made from any string (never the raw user text)."""
-    ident = re.sub(r"[^A-Za-z0-9_]", "_", name)[:80] or "kernel"
-    if ident[0].isdigit() or ident in _TAKEN or ident.startswith(("rl_", "omp_", "__")):
-        ident = prefix + ident
-    return ident
-
-
-@contextmanager
-def _deep_expressions(limit: int = 20000):
-    """Expressions of a long fused chain are deep; the traversals recurse over them."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, limit))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(old)
+__all__ = ["LoweringError", "lower_primitive", "lower_tensors"]
 
 
 def lower_primitive(func: Function, name: str, schedule=None) -> Kernel:
@@ -67,10 +36,9 @@ def lower_primitive(func: Function, name: str, schedule=None) -> Kernel:
     ``schedule``: ``None`` (defaults per stage), a ``Schedule`` for every stage, or a
     dict from compute tag to ``Schedule``.
     """
-    with _deep_expressions():
-        graph = build_te(func)
-        return lower_tensors(graph.inputs, graph.outputs, name, schedule, graph.dim_vars,
-                             graph.input_types, graph.output_types)
+    graph = build_te(func)
+    return lower_tensors(graph.inputs, graph.outputs, name, schedule, graph.dim_vars,
+                         graph.input_types, graph.output_types)
 
 
 def _tensor_type(t: Tensor, dim_vars) -> TensorType:
@@ -189,6 +157,97 @@ def _schedule_for(schedule, tag: str) -> Schedule:
     return default_schedule(tag)
 
 
+class _Inliner:
+    """Expands a stage's body: a read of a tensor with a buffer becomes a ``BufferLoad``,
+    a read of any other tensor becomes that tensor's body at the read's indices, itself
+    expanded. A constant gets its buffer (and its name: ``c0``, ``c1``, ...) at its first
+    read, and reads are met in the order a recursive post-order meets them: the C text,
+    which compiled-kernel caches hash, depends on it.
+
+    Expansion is a pure function of a node, so results are memoised by node across the
+    whole kernel, and an inlined body by (tensor, indices): a fused chain's reads at the
+    same indices share one expansion. A body is substituted before it is expanded, so
+    each level of a chain costs its own size, not the size of everything below it. No
+    recursion: a chain of thousands of ops nests that deep.
+    """
+
+    def __init__(self, buffers: dict, constants: list):
+        self.buffers = buffers
+        self.constants = constants
+        self.memo: dict[int, tuple] = {}  # id(node) -> (node, expansion): keeps node alive
+        self.at: dict = {}  # (tensor, indices) -> the tensor's expanded body there
+
+    def inlined(self, t: Tensor) -> bool:
+        return not (t in self.buffers or isinstance(t.op, ConstantOp) or t.is_placeholder)
+
+    def __call__(self, root: E.Expr) -> E.Expr:
+        memo = self.memo
+        # a frame: node, its children, their expansions so far, [(key, body) being inlined]
+        stack = [(root, children(root), [], [None])]
+        while stack:
+            x, cs, done, inlining = stack[-1]
+            if id(x) in memo:
+                stack.pop()
+                continue
+            while len(done) < len(cs) and id(cs[len(done)]) in memo:
+                done.append(memo[id(cs[len(done)])][1])
+            if len(done) < len(cs):
+                c = cs[len(done)]
+                stack.append((c, children(c), [], [None]))
+                continue
+            if inlining[0] is not None:  # the tensor's body at these indices is expanded
+                key, body = inlining[0]
+                out = self.at[key] = memo[id(body)][1]
+            else:
+                out = rebuild(x, done) if cs else x
+                if isinstance(out, E.TensorRead):
+                    out = self._read(out)
+                    if type(out) is tuple:  # a body to expand first
+                        inlining[0] = out
+                        stack.append((out[1], children(out[1]), [], [None]))
+                        continue
+            stack.pop()
+            memo[id(x)] = (x, out)
+            memo.setdefault(id(out), (out, out))  # expanding an expansion changes nothing
+        return memo[id(root)][1]
+
+    def _read(self, read: E.TensorRead):
+        """The expansion of a read whose indices are expanded, or ``(key, body)``: the
+        substituted body that must be expanded first."""
+        t = read.tensor
+        buf = self.buffers.get(t)
+        if buf is None and isinstance(t.op, ConstantOp):
+            buf = self.buffers[t] = Buffer(f"c{len(self.constants)}", t.dtype, t.shape,
+                                           "const", t.op.data)
+            self.constants.append(buf)
+        if buf is None and t.is_placeholder:
+            raise LoweringError(f"tensor {t.name} is read but is not an input")
+        if buf is not None:
+            return BufferLoad(buf, buf.offset(read.indices))
+        key = (t, tuple(read.indices))
+        hit = self.at.get(key)
+        if hit is not None:
+            return hit
+        body = substitute(t.op.body, {a.var: i for a, i in zip(t.op.axis, read.indices)})
+        hit = self.memo.get(id(body))
+        if hit is not None:
+            self.at[key] = hit[1]
+            return hit[1]
+        return key, body
+
+
+def _inlined_tags(order: list, inlined) -> dict:
+    """Tensor -> the tags of the computes inlined into it, transitively (producers come
+    first in ``order``)."""
+    tags: dict = {}
+    for t in order:
+        for x in post_order(t.op.body):
+            if isinstance(x, E.TensorRead) and inlined(x.tensor):
+                u = x.tensor
+                tags.setdefault(t, set()).update({u.op.tag, *tags.get(u, ())})
+    return tags
+
+
 def lower_tensors(inputs: list, outputs: list, name: str, schedule=None, dim_vars=None,
                   input_types=None, output_types=None) -> Kernel:
     """Lower a tensor-expression graph: ``inputs`` (placeholders, in argument order) to
@@ -214,37 +273,15 @@ def lower_tensors(inputs: list, outputs: list, name: str, schedule=None, dim_var
             buffers[t] = Buffer(f"t{len(temps)}", t.dtype, _shape(t), "temp")
             temps.append(buffers[t])
 
-    expanded: dict = {}
-    tags: dict = {}  # tensor -> tags of the computes inlined into it (transitively)
-
-    def expand(e: E.Expr, owner: Tensor) -> E.Expr:
-        def visit(x):
-            if not isinstance(x, E.TensorRead):
-                return x
-            t = x.tensor
-            buf = buffers.get(t)
-            if buf is None and isinstance(t.op, ConstantOp):
-                buf = buffers[t] = Buffer(f"c{len(constants)}", t.dtype, t.shape, "const",
-                                          t.op.data)
-                constants.append(buf)
-            if buf is None and t.is_placeholder:
-                raise LoweringError(f"tensor {t.name} is read but is not an input")
-            if buf is not None:
-                return BufferLoad(buf, buf.offset(x.indices))
-            body = expanded.get(t)
-            if body is None:
-                body = expanded[t] = expand(t.op.body, t)
-            tags.setdefault(owner, set()).update({t.op.tag, *tags.get(t, ())})
-            return substitute(body, {a.var: i for a, i in zip(t.op.axis, x.indices)})
-
-        return rewrite(e, visit)
+    inline = _Inliner(buffers, constants)
+    tags = _inlined_tags(order, inline.inlined)
 
     stmts = []
     dim_ranges = {v: (0, None) for v in dim_vars}
     for t in order:
         if t not in keep:
             continue
-        body = expand(t.op.body, t)
+        body = inline(t.op.body)
         tag = _anchor({t.op.tag, *tags.get(t, ())})
         stage = Stage(t.name, [(a.var, simplify(a.extent)) for a in t.op.axis], buffers[t],
                       body, tag)
