@@ -41,6 +41,7 @@ from ..ir.expr import (
     Var,
     short_text,
 )
+from ..ir.node_table import NODES
 from ..ir.structural import structural_equal, structural_hash
 from ..ir.types import FuncType, TensorType, TupleType, Type
 from ..runtime.kernels import flatten_type
@@ -214,14 +215,16 @@ class GraphCodegen:
 
 
 def _children(e: Expr) -> tuple:
+    """What the schedule evaluates before ``e``: a kernel call's arguments (its callee
+    is the kernel, not a value) and a tuple's or projection's input. Any other node
+    has none here: ``_visit`` rejects it before its children could matter."""
     t = type(e)
     if t is Call:
         return e.args if type(e.op) in (Op, Function) else ()
-    if t is Tuple:
-        return e.fields
-    if t is TupleGetItem:
-        return (e.tuple_value,)
-    return ()
+    return NODES[t].children(e) if t in _PROJECTIONS else ()
+
+
+_PROJECTIONS = frozenset({Tuple, TupleGetItem})
 
 
 def _structure(ty: Type, nid: int):

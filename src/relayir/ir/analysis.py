@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..errors import WellFormedError
-from .adt import Match, pattern_vars
-from .expr import Expr, Function, Let, Var, short_text
-from .functor import expr_children, post_order
+from .expr import Expr, Var, short_text
+from .functor import post_order
+from .node_table import NODES, binders, children
 from .types import (
     FuncType,
     IncompleteType,
@@ -18,22 +18,12 @@ from .types import (
 )
 
 
-def _binders(e: Expr) -> list[Var]:
-    if isinstance(e, Let):
-        return [e.var]
-    if isinstance(e, Function):
-        return list(e.params)
-    if isinstance(e, Match):
-        return [v for c in e.clauses for v in pattern_vars(c.lhs)]
-    return []
-
-
 def bound_vars(expr: Expr) -> list[Var]:
     """Variables bound inside ``expr`` (let, parameters, patterns), in post-order."""
     out: list[Var] = []
     seen: set[Var] = set()
     for node in post_order(expr):
-        for v in _binders(node):
+        for v in binders(node):
             if v not in seen:
                 seen.add(v)
                 out.append(v)
@@ -65,7 +55,7 @@ def _pre_order(root: Expr):
             continue
         seen.add(id(node))
         yield node
-        stack.extend(reversed(expr_children(node)))
+        stack.extend(reversed(children(node)))
 
 
 def free_type_vars(ty: Type) -> list[TypeVar]:
@@ -116,19 +106,20 @@ def check_well_formed(expr: Expr, allow_free: bool = False) -> None:
         if id(node) in visited:
             continue
         visited.add(id(node))
-        binders = _binders(node)
-        if binders:
-            for v in binders:
+        kind = NODES[type(node)]
+        bound = kind.binders(node)
+        if bound:
+            for v in bound:
                 if v in ever_bound:
                     raise WellFormedError(
                         f"variable %{v.name_hint} is bound more than once "
                         f"(again in {short_text(node)})"
                     )
                 ever_bound.add(v)
-            stack.append(("unbind", binders))
-            in_scope.update(binders)
-        children = [c for c in expr_children(node) if not (isinstance(c, Var) and c in binders)]
-        stack.extend(("visit", c) for c in reversed(children))
+            stack.append(("unbind", bound))
+            in_scope.update(bound)
+        kids = [c for c in kind.children(node) if not (isinstance(c, Var) and c in bound)]
+        stack.extend(("visit", c) for c in reversed(kids))
 
 
 def well_formed(expr: Expr) -> bool:

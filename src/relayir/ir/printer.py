@@ -59,6 +59,7 @@ from .expr import (
 )
 from .lexer import LITERAL_SUFFIX
 from .module import IRModule
+from .node_table import INPUT, LEAVES, NODES, inputs
 from .types import (
     DTYPES,
     NATIVE_DTYPES,
@@ -76,12 +77,13 @@ from .types import (
 
 VERSION = "0.0.5"
 _INDENT = "  "
-_ATOMS = frozenset({Var, GlobalVar, Op, Constructor, Constant})
+_ATOMS = LEAVES
 _RESERVED_TYPE_NAMES = frozenset({*DTYPES, "Tensor", "Ref", "fn", "_"})
 
 # how a node uses a child: as an input, as a let's value or body, or (k >= 0) as the
 # tail of the k-th block the node opens
-_IN, _LET_VALUE, _LET_BODY = -1, -2, -3
+# (the node table's ``INPUT`` and block indices, and two kinds of its own for a let)
+_IN, _LET_VALUE, _LET_BODY = INPUT, -3, -4
 
 
 def metadata_text(arrays) -> str:
@@ -126,24 +128,16 @@ def _astext(node, show_meta_data: bool, show_types: bool) -> str:
 
 
 _LET_KINDS = (_LET_VALUE, _LET_BODY)
-_IF_KINDS = (_IN, 0, 1)
-_FN_KINDS = (0,)
 
 
 def _children(n) -> tuple[tuple, tuple | None]:
-    """A node's children and how it uses them (None: all are inputs)."""
+    """A node's children and how it uses them: the node table's roles (None: all are
+    inputs), except that a let's value and body share the let's block."""
     t = type(n)
-    if t is Call:
-        return (n.args if type(n.op) in _ATOMS else (n.op, *n.args)), None
     if t is Let:
         return (n.value, n.body), _LET_KINDS
-    if t is If:
-        return (n.cond, n.true_branch, n.false_branch), _IF_KINDS
-    if t is Function:
-        return (n.body,), _FN_KINDS
-    if t is Match:
-        return (n.data, *(c.rhs for c in n.clauses)), (_IN, *range(len(n.clauses)))
-    return _inputs(n), None
+    kind = NODES[t]
+    return kind.children(n), None if kind.dataflow else kind.roles(n)
 
 
 def _inputs(n) -> tuple:
@@ -151,21 +145,10 @@ def _inputs(n) -> tuple:
     t = type(n)
     if t is Call:  # arguments first: a fused function prints right before its call
         return (*n.args, n.op)
-    if t is Tuple:
-        return n.fields
-    if t is TupleGetItem:
-        return (n.tuple_value,)
-    if t is If:
-        return (n.cond,)
-    if t is Match:
-        return (n.data,)
-    if t is RefCreate:
-        return (n.value,)
-    if t is RefRead:
-        return (n.ref,)
-    if t is RefWrite:
-        return (n.ref, n.value)
-    return ()  # Function, Let: everything they read is inside their own blocks
+    if t is Let:
+        return ()  # everything it reads is inside its own block
+    kind = NODES[t]
+    return kind.children(n) if kind.dataflow else inputs(n)
 
 
 class _Layout:
@@ -183,11 +166,12 @@ class _Layout:
             self._place(root)
 
     def _count(self, root) -> None:
-        uses, atoms = self.uses, _ATOMS
+        uses, atoms, nodes = self.uses, _ATOMS, NODES
         uses[root] = 1
         stack = [root]
         while stack:
-            for c in _children(stack.pop())[0]:
+            n = stack.pop()
+            for c in nodes[type(n)].children(n):
                 if type(c) in atoms:
                     continue
                 if c in uses:
@@ -207,20 +191,15 @@ class _Layout:
         while stack:
             n = stack.pop()
             p = place[n]
-            t = type(n)
-            if t is Let:
-                scopes = [p] if n in chained else [self._new(p)]
-            elif t is Function:
-                scopes = [self._new(p)]
-            elif t is If:
-                scopes = [self._new(p), self._new(p)]
-            elif t is Match:
-                scopes = [self._new(p) for _ in n.clauses]
-            else:
-                scopes = None
-            if scopes is not None:
-                inner[n] = scopes
             kids, kinds = _children(n)
+            if kinds is None:
+                scopes = None
+            else:  # the blocks ``n`` opens; a let continues its user's, or opens one
+                if type(n) is Let:
+                    scopes = [p] if n in chained else [self._new(p)]
+                else:
+                    scopes = [self._new(p) for _ in range(max(kinds) + 1)]
+                inner[n] = scopes
             for j, c in enumerate(kids):
                 if type(c) in atoms:
                     continue

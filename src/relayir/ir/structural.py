@@ -39,6 +39,7 @@ from .expr import (
     Var,
 )
 from .module import IRModule
+from .node_table import NODES
 from .types import (
     FuncType,
     GlobalTypeVar,
@@ -297,22 +298,20 @@ def _pattern_hash(p) -> int:
 
 
 def structural_hash(node) -> int:
-    from .functor import expr_children
-
     if isinstance(node, IRModule):
         return hash(tuple(sorted(
             (gv.name_hint, structural_hash(f)) for gv, f in node.functions.items()
         )))
-    if not isinstance(node, (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate,
-                             RefRead, RefWrite, Tuple, TupleGetItem, Var, Match, Constructor)):
+    if type(node) not in NODES:
         return _type_hash(node)
+    nodes = NODES
     hashes: dict[int, int] = {}
     stack = [(node, False)]
     while stack:
         e, expanded = stack.pop()
         if id(e) in hashes:
             continue
-        children = expr_children(e)
+        children = nodes[type(e)].children(e)
         if not expanded:
             stack.append((e, True))
             stack.extend((c, False) for c in children if id(c) not in hashes)

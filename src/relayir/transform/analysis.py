@@ -29,46 +29,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..ir.adt import Constructor, Match
+from ..ir.adt import Constructor
 from ..ir.expr import (
     Call,
-    Constant,
     Expr,
     Function,
     GlobalVar,
-    If,
     Let,
     Op,
     RefCreate,
     RefRead,
     RefWrite,
-    Var,
 )
-from ..ir.functor import ExprMutator, expr_children, post_order
+from ..ir.functor import ExprMutator, post_order
 from ..ir.module import IRModule
+from ..ir.node_table import LEAVES, NODES, children
 from ..ir.types import Type
 from ..typing.infer import infer_module
 
 WRITES = (RefWrite,)
 REFS = (RefCreate, RefRead, RefWrite)
 
-_LEAVES = frozenset({Var, GlobalVar, Constant, Op, Constructor})
 _REF_KINDS = frozenset(REFS)
 
 # ---------------------------------------------------------------- scanning
-
-
-def children(n: Expr) -> tuple:
-    """``expr_children`` with a fast path for the common kinds."""
-    t = type(n)
-    if t is Call:
-        op = n.op
-        return n.args if type(op) is Op or type(op) is Constructor else (op, *n.args)
-    if t is Let:
-        return (n.var, n.value, n.body)
-    if t in _LEAVES:
-        return ()
-    return expr_children(n)
 
 
 def unique_nodes(roots) -> list[Expr]:
@@ -84,8 +68,10 @@ def unique_nodes(roots) -> list[Expr]:
             seen.add(r)
             out.append(r)
             stack.append(r)
+    nodes = NODES
     while stack:
-        for c in children(stack.pop()):
+        n = stack.pop()
+        for c in nodes[type(n)].children(n):
             if c not in seen:
                 seen.add(c)
                 out.append(c)
@@ -137,9 +123,9 @@ class Effects:
     def of(self, expr: Expr) -> bool:
         return self.any and self.flags(expr)[expr]
 
-    def _node(self, n, out) -> bool:  # noqa: C901  (one case per node kind)
+    def _node(self, n, out) -> bool:
         t = type(n)
-        if t in _LEAVES or t is Function:
+        if t in LEAVES or t is Function:
             return False  # making a closure has no effect; calling it may
         if isinstance(n, self.kinds):
             return True
@@ -156,13 +142,7 @@ class Effects:
             if type(callee) is Function:
                 return out[callee.body]
             return True  # an unknown closure, in a module that has effects somewhere
-        if t is Let:
-            return out[n.value] or out[n.body]
-        if t is If:
-            return out[n.cond] or out[n.true_branch] or out[n.false_branch]
-        if t is Match:
-            return out[n.data] or any(out[c.rhs] for c in n.clauses)
-        return any(out[c] for c in expr_children(n))
+        return any(out[c] for c in NODES[t].children(n))  # a let, an if, a match, ...
 
 
 class _AllFalse(dict):

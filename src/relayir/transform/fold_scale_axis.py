@@ -33,10 +33,11 @@ import numpy as np
 
 from ..errors import TypeInferenceError
 from ..ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, const
-from ..ir.functor import ExprMutator, expr_children, post_order
+from ..ir.functor import ExprMutator, post_order
 from ..ir.module import IRModule
-from ..ir.types import TensorType, is_float
+from ..ir.node_table import NODES
 from ..ir.op import call
+from ..ir.types import TensorType, is_float
 from ..typing.infer import infer_expr
 from .analysis import typed_module
 from .pass_infra import Pass, module_pass, register_pass
@@ -61,7 +62,7 @@ def use_counts(func: Function) -> dict[Expr, int]:
     """How many times each node is read (the function's result counts as a read)."""
     counts: dict[Expr, int] = {func.body: 1}
     for node in post_order(func.body):
-        for child in expr_children(node):
+        for child in NODES[type(node)].children(node):
             counts[child] = counts.get(child, 0) + 1
     return counts
 

@@ -18,10 +18,10 @@ inlined: their bodies mention type variables the call site does not bind.
 from __future__ import annotations
 
 from ..ir._util import gc_paused
-from ..ir.adt import Match, pattern_vars
 from ..ir.expr import Expr, Function, GlobalVar, Let, Var
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
+from ..ir.node_table import NODES
 from .analysis import REFS, Effects, copy_types, finish, ref_kinds, typed_module, unique_nodes
 from .pass_infra import Pass, module_pass, register_pass
 from .remove_unused_functions import global_refs
@@ -175,14 +175,7 @@ def _binders(expr: Expr) -> list[Var]:
     """Variables bound inside ``expr``: let variables, parameters, pattern variables."""
     out: dict = {}
     for n in unique_nodes([expr]):
-        t = type(n)
-        if t is Let:
-            out[n.var] = None
-        elif t is Function:
-            out.update(dict.fromkeys(n.params))
-        elif t is Match:
-            for c in n.clauses:
-                out.update(dict.fromkeys(pattern_vars(c.lhs)))
+        out.update(dict.fromkeys(NODES[type(n)].binders(n)))
     return list(out)
 
 

@@ -28,30 +28,15 @@ walks the graph in Kahn's order and the filling runs on an explicit stack.
 from __future__ import annotations
 
 from ..ir._util import gc_paused
-from ..ir.adt import Clause, Constructor, Match
 from ..ir.analysis import free_vars
-from ..ir.expr import (
-    Call,
-    Constant,
-    Expr,
-    Function,
-    GlobalVar,
-    If,
-    Let,
-    Op,
-    RefCreate,
-    RefRead,
-    RefWrite,
-    Tuple,
-    TupleGetItem,
-    Var,
-)
-from ..ir.functor import ExprMutator, dataflow_inputs, expr_children, post_order
+from ..ir.expr import Expr, Function, Let, Var
+from ..ir.functor import ExprMutator, post_order
 from ..ir.module import IRModule
+from ..ir.node_table import BINDER, INPUT, LEAVES, NODES
 from .analysis import copy_types, typed_module
 from .pass_infra import Pass, module_pass, register_pass
 
-ATOMS = (Var, GlobalVar, Op, Constructor, Constant)
+ATOMS = tuple(cls for cls in NODES if cls in LEAVES)  # for isinstance; ``type(n) in LEAVES``
 
 
 class _Scope:
@@ -73,21 +58,22 @@ def _lca(a: _Scope, b: _Scope) -> _Scope:
     return a
 
 
-def _scope_children(n: Expr) -> tuple:
-    """The sub-expressions a node's scope analysis looks at (no binders)."""
+def _scope_uses(n: Expr) -> tuple[tuple, tuple | None]:
+    """The sub-expressions a node's scope analysis looks at (no binders), and their
+    roles in the node table (None: all are inputs)."""
     t = type(n)
-    if t is Call:
-        op = n.op
-        return n.args if type(op) is Op or type(op) is Constructor else (op, *n.args)
-    if t is Let:
-        return (n.value, n.body)
-    if t is If:
-        return (n.cond, n.true_branch, n.false_branch)
-    if t is Function:
-        return () if n.is_primitive else (n.body,)  # a primitive body is compiled as a unit
-    if t is Match:
-        return (n.data, *(c.rhs for c in n.clauses))
-    return dataflow_inputs(n)
+    if t is Let:  # the common scope node first: value and body are inputs
+        return (n.value, n.body), None
+    kind = NODES[t]
+    if kind.dataflow:
+        return kind.children(n), None
+    roles = kind.roles(n)
+    if roles is None or BINDER not in roles:
+        return kind.children(n), roles
+    if t is Function and n.is_primitive:
+        return (), None  # a primitive body is compiled as a unit
+    uses = [(c, r) for c, r in zip(kind.children(n), roles) if r != BINDER]
+    return tuple(c for c, _ in uses), tuple(r for _, r in uses)
 
 
 def _count_uses(root: Expr) -> tuple[dict, list]:
@@ -100,8 +86,8 @@ def _count_uses(root: Expr) -> tuple[dict, list]:
         n = stack.pop()
         if type(n) is Let and type(n.value) is Function and not n.value.is_primitive:
             fn_lets.append(n)
-        for c in _scope_children(n):
-            if type(c) in ATOMS:
+        for c in _scope_uses(n)[0]:
+            if type(c) in LEAVES:
                 continue
             d = indeg.get(c)
             if d is None:
@@ -124,28 +110,14 @@ def _analyse_scopes(root: Expr, indeg: dict, top: _Scope) -> tuple[dict, dict]:
     while ready:
         node = ready.pop()
         s = scope[node]
-        t = type(node)
-        cs = _scope_children(node)
-        if t is If:
-            ts, fs = _Scope(s), _Scope(s)
-            sub[node, 0], sub[node, 1] = ts, fs
-            scopes = (s, ts, fs)
-        elif t is Function:
-            if not cs:
-                continue
-            scopes = (_Scope(s),)
-            sub[node, 0] = scopes[0]
-        elif t is Match:
-            scopes = [s]
-            for i in range(len(node.clauses)):
-                sub[node, i] = _Scope(s)
-                scopes.append(sub[node, i])
-        else:
-            scopes = None
+        cs, roles = _scope_uses(node)
+        if roles is not None:  # an if's branches, a function's body, a match's clauses
+            for k in range(max(roles, default=INPUT) + 1):
+                sub[node, k] = _Scope(s)
         for i, c in enumerate(cs):
-            if type(c) in ATOMS:
+            if type(c) in LEAVES:
                 continue
-            c_scope = s if scopes is None else scopes[i]
+            c_scope = s if roles is None or roles[i] == INPUT else sub[node, roles[i]]
             old = scope.get(c)
             scope[c] = c_scope if old is None or old is c_scope else _lca(old, c_scope)
             d = indeg[c] - 1
@@ -189,31 +161,20 @@ class _Filler:
                 if n in res:
                     continue
                 t = type(n)
-                if t in ATOMS:
+                if t in LEAVES:
                     res[n] = n
                 elif t is Let:
                     v = n.value
                     while type(v) is Let and v not in res:  # let %a = (let %b = ..; e)
                         v = v.body
-                    if v not in res and type(v) not in ATOMS and type(v) is not Let \
+                    if v not in res and type(v) not in LEAVES and type(v) is not Let \
                             and v not in pref:
                         pref[v] = n.var
                     v = n.value
                     stack += ((_POST, n), (_VISIT, n.body), (_BIND, n), (_VISIT, v))
-                elif t is If:
-                    stack += ((_POST, n), (_VISIT, n.false_branch), (_VISIT, n.true_branch),
-                              (_VISIT, n.cond))
-                elif t is Function:
+                else:  # a dataflow node, an if, a function, a match
                     stack.append((_POST, n))
-                    if not n.is_primitive:
-                        stack.append((_VISIT, n.body))
-                elif t is Match:
-                    stack.append((_POST, n))
-                    stack.extend((_VISIT, c.rhs) for c in reversed(n.clauses))
-                    stack.append((_VISIT, n.data))
-                else:
-                    stack.append((_POST, n))
-                    for c in reversed(dataflow_inputs(n)):
+                    for c in reversed(_scope_uses(n)[0]):
                         if c not in res:
                             stack.append((_VISIT, c))
             elif action == _BIND:
@@ -236,41 +197,18 @@ class _Filler:
                 res[n] = var
         return res[root]
 
-    def _rebuild(self, n: Expr) -> Expr:  # noqa: C901  (one case per node kind)
+    def _rebuild(self, n: Expr) -> Expr:
+        """``n`` around its converted children; each block's bindings wrap its result."""
+        if type(n) is Function and n.is_primitive:
+            return n
         res, sub = self.res, self.sub
-        t = type(n)
-        if t is Call:
-            op = n.op if isinstance(n.op, (Op, Constructor)) else res[n.op]
-            args = tuple([res[a] for a in n.args])
-            if op is n.op and args == n.args:  # Expr equality is identity
-                return n
-            return Call(op, args, n.attrs, n.type_args).with_span(n.span)
-        if t is Tuple:
-            fields = tuple([res[f] for f in n.fields])
-            return n if fields == n.fields else Tuple(fields).with_span(n.span)
-        if t is TupleGetItem:
-            v = res[n.tuple_value]
-            return n if v is n.tuple_value else TupleGetItem(v, n.index).with_span(n.span)
-        if t is If:
-            return If(res[n.cond], _wrap(sub[n, 0], res[n.true_branch]),
-                      _wrap(sub[n, 1], res[n.false_branch])).with_span(n.span)
-        if t is Function:
-            if n.is_primitive:
-                return n
-            body = _wrap(sub[n, 0], res[n.body])
-            if body is n.body:
-                return n
-            return Function(n.params, body, n.ret_type, n.type_params, n.attrs).with_span(n.span)
-        if t is Match:
-            clauses = [Clause(c.lhs, _wrap(sub[n, i], res[c.rhs])) for i, c in enumerate(n.clauses)]
-            return Match(res[n.data], clauses, n.complete).with_span(n.span)
-        if t is RefCreate:
-            return RefCreate(res[n.value]).with_span(n.span)
-        if t is RefRead:
-            return RefRead(res[n.ref]).with_span(n.span)
-        if t is RefWrite:
-            return RefWrite(res[n.ref], res[n.value]).with_span(n.span)
-        raise TypeError(f"ToANormalForm: unexpected {t.__name__}")
+        kind = NODES[type(n)]
+        if kind.dataflow:
+            return kind.rebuild(n, [res[c] for c in kind.children(n)])
+        roles = kind.roles(n)
+        return kind.rebuild(n, [
+            c if r == BINDER else res[c] if r == INPUT else _wrap(sub[n, r], res[c])
+            for c, r in zip(kind.children(n), roles)])
 
 
 class _Untangle(ExprMutator):
@@ -312,22 +250,8 @@ class _Untangle(ExprMutator):
 
 
 def _shallow_copy(e: Expr) -> Expr:
-    t = type(e)
-    if t is Call:
-        new = Call(e.op, e.args, e.attrs, e.type_args)
-    elif t is Tuple:
-        new = Tuple(e.fields)
-    elif t is TupleGetItem:
-        new = TupleGetItem(e.tuple_value, e.index)
-    elif t is If:
-        new = If(e.cond, e.true_branch, e.false_branch)
-    elif t is RefCreate:
-        new = RefCreate(e.value)
-    elif t is RefRead:
-        new = RefRead(e.ref)
-    else:
-        new = RefWrite(e.ref, e.value)
-    return _typed(new.with_span(e.span), e)
+    kind = NODES[type(e)]
+    return _typed(kind.make(e, kind.children(e)), e)
 
 
 def _untangle_recursive_lets(root: Expr, fn_lets: list) -> Expr:
@@ -338,7 +262,7 @@ def _untangle_recursive_lets(root: Expr, fn_lets: list) -> Expr:
     for let in rec:
         deps: set[int] = set()
         for n in post_order(let.value):
-            if any(c is let.var or id(c) in deps for c in expr_children(n)):
+            if any(c is let.var or id(c) in deps for c in NODES[type(n)].children(n)):
                 deps.add(id(n))
         u = _Untangle(deps)
         values[let] = u.visit(let.value)

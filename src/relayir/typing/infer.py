@@ -22,6 +22,7 @@ from ..ir.adt import (
 from ..ir.expr import Call, Expr, Function, GlobalVar, Let, Op, Var, short_text
 from ..ir.functor import ExprFunctor
 from ..ir.module import IRModule
+from ..ir.node_table import NODES
 from ..ir.types import (
     FuncType,
     IncompleteType,
@@ -289,9 +290,8 @@ def infer_expr(expr: Expr, mod: IRModule | None = None, incremental: bool = Fals
 
 
 def _seed_known_types(inf: TypeInferencer, root: Expr) -> None:
-    from ..ir.functor import expr_children
-
-    stack = list(expr_children(root))
+    nodes = NODES
+    stack = list(nodes[type(root)].children(root))
     seen: set[int] = set()
     while stack:
         node = stack.pop()
@@ -303,7 +303,7 @@ def _seed_known_types(inf: TypeInferencer, root: Expr) -> None:
             if type(node) is Var:
                 inf.var_types[node] = node.checked_type
         else:
-            stack.extend(expr_children(node))
+            stack.extend(nodes[type(node)].children(node))
 
 
 def type_of_adt(mod: IRModule, name: str, *args: Type) -> TypeCall:
