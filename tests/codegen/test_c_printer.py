@@ -13,7 +13,7 @@ from relayir.ir.module import IRModule
 from relayir.te import expr as E
 from relayir.tir.lower import lower_primitive
 from relayir.tir.names import C_RESERVED
-from relayir.tir.stmt import Buffer, BufferLoad, BufferStore, For, Kernel
+from relayir.tir.stmt import Buffer, BufferLoad, BufferStore, For, PrimFunc
 from relayir.transform import InferType
 
 
@@ -83,10 +83,10 @@ def test_module_has_the_header_once():
     assert "int32_t fused_add_relu(" in text and "int32_t fused_norm(" in text
 
 
-def _store_kernel(value: E.Expr, dtype: str) -> Kernel:
+def _store_kernel(value: E.Expr, dtype: str) -> PrimFunc:
     out = Buffer("out0", dtype, (1,), "output")
     i = E.Var("i")
-    return Kernel("lit", [], [out], For(i, E.IntImm(1), BufferStore(out, i, value)))
+    return PrimFunc("lit", [], [out], For(i, E.IntImm(1), BufferStore(out, i, value)))
 
 
 @pytest.mark.parametrize("value,dtype,text", [
@@ -184,14 +184,14 @@ def test_narrow_integer_arithmetic_wraps():
 def test_user_names_never_reach_the_c_text_raw():
     x = relay.var("x", relay.TensorType(("for", 3), "float32"))
     kernel = lower_primitive(_prim([x], relay.exp(x)), "k")
-    src = kernel.source
+    src = render(kernel)
     assert "const int64_t v_for = dims[0];" in src
     assert " for = " not in src
 
 
-def _loop_kernel(var: E.Var) -> Kernel:
+def _loop_kernel(var: E.Var) -> PrimFunc:
     out = Buffer("out0", "float32", (1,), "output")
-    return Kernel("lit", [], [out],
+    return PrimFunc("lit", [], [out],
                   For(var, E.IntImm(1), BufferStore(out, var, E.Cast("float32", var))))
 
 
@@ -203,7 +203,7 @@ def test_reserved_names_never_name_a_local(hint):
 
 def test_float16_kernels_are_guarded():
     x = relay.var("x", shape=(4,), dtype="float16")
-    src = lower_primitive(_prim([x], relay.exp(x)), "h").source
+    src = render(lower_primitive(_prim([x], relay.exp(x)), "h"))
     assert "#ifndef RL_HAVE_F16" in src and "rl_f16" in src
 
 

@@ -17,8 +17,8 @@ from relayir import nn
 from relayir.errors import OpError
 from relayir.ir.expr import Call, Constant, Function, TupleGetItem, Var
 from relayir.ir.module import IRModule
-from relayir.ir.types import Any, SymbolicDim, TensorType, TupleType
 from relayir.ir.op import OpPattern, call, get_op
+from relayir.ir.types import Any, SymbolicDim, TensorType, TupleType
 from relayir.testing.op_check import check_op, infer_op_type, rand, type_of_value
 from relayir.typing.infer import infer_module
 

@@ -17,9 +17,9 @@ import relayir
 from relayir import nn
 from relayir.errors import OpError
 from relayir.ir.expr import Var
+from relayir.ir.op import OpPattern, call, get_op
 from relayir.ir.types import TensorType
 from relayir.op import image
-from relayir.ir.op import OpPattern, call, get_op
 from relayir.testing.op_check import check_op, rand
 
 torch = pytest.importorskip("torch")

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.transform.autodiff import gradient
 from relayir.ir.types import TensorType
 from relayir.runtime.values import RefValue, values_equal
 from relayir.testing.models import lstm_recursive
 from relayir.testing.prelude_text import parse_with_prelude
+from relayir.transform.autodiff import gradient
 from relayir.transform.pass_infra import PassContext
 from relayir.vm import Opcode
 from relayir.vm.liveness import private_tensors

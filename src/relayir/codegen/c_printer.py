@@ -535,7 +535,7 @@ def _common_subexpressions(roots) -> list:
 
 
 class _Printer:
-    def __init__(self, kernel: S.Kernel):
+    def __init__(self, kernel: S.PrimFunc):
         self.k = kernel
         self.lines: list[str] = []
         self.bufnames: dict = {}
@@ -755,11 +755,11 @@ def _temporaries(stmt: S.Stmt, in_loop: bool = False) -> list:
     return out
 
 
-def render(kernel: S.Kernel) -> str:
+def render(kernel: S.PrimFunc) -> str:
     """The C text of one kernel: its constant tables and its function."""
     return _Printer(kernel).function()
 
 
 def render_module(kernels) -> str:
     """One translation unit: ``HEADER`` then every kernel."""
-    return HEADER + "\n" + "\n".join(k.source for k in kernels)
+    return HEADER + "\n" + "\n".join(render(k) for k in kernels)

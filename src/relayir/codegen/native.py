@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tir.stmt import Kernel
+from ..tir.stmt import PrimFunc
 from .c_printer import render_module
 from .compiler import compile_source
 from .loader import SharedLibrary
@@ -19,7 +19,7 @@ from .loader import SharedLibrary
 class NativeKernel:
     """A compiled kernel: ``kernel(*inputs, dims=None) -> list of output arrays``."""
 
-    def __init__(self, kernel: Kernel, function):
+    def __init__(self, kernel: PrimFunc, function):
         self.kernel = kernel
         self.function = function
 

@@ -26,7 +26,6 @@ from bisect import bisect_right
 import numpy as np
 
 from ..errors import Error, OpError, ParseError
-from .op import get_op, make_attrs
 from ._util import gc_paused
 from .adt import (
     Clause,
@@ -57,6 +56,7 @@ from .expr import (
 )
 from .lexer import EOF, LITERAL_DTYPES, Tokens, local_name, split_metadata
 from .module import IRModule
+from .op import get_op, make_attrs
 from .printer import VERSION
 from .types import (
     DTYPES,

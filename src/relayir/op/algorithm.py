@@ -18,9 +18,9 @@ import numpy as np
 
 from ..errors import OpError
 from ..ir.expr import Constant, Expr, Tuple, as_expr
+from ..ir.op import Attrs, OpPattern, call, register_op
 from ..ir.types import Any, TensorType, TupleType, is_float, is_int
 from .attrs_util import attr_dtype, attr_int, set_fields
-from ..ir.op import Attrs, OpPattern, call, register_op
 from .type_rel import (
     broadcast_dim,
     check_axis,

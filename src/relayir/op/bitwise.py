@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.types import TensorType, is_int
 from ..ir.op import OpPattern, call, register_op
+from ..ir.types import TensorType, is_int
 from .tensor import binary_constructor
 from .type_rel import broadcast_rel, fail, show_type, tensor, tensors
 

@@ -31,9 +31,9 @@ import math
 
 import numpy as np
 
+from ..ir.op import Attrs, OpPattern, call, register_op
 from ..ir.types import TensorType, is_float
 from .attrs_util import attr_dtype, set_fields
-from ..ir.op import Attrs, OpPattern, call, register_op
 from .type_rel import fail, tensor
 
 METHODS = ("nearest_neighbor", "linear", "cubic")

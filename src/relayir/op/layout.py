@@ -23,9 +23,9 @@ import re
 import numpy as np
 
 from ..errors import TypeInferenceError
+from ..ir.op import Attrs, OpPattern, call, register_op
 from ..ir.types import Any, TensorType
 from .attrs_util import set_fields
-from ..ir.op import Attrs, OpPattern, call, register_op
 from .type_rel import fail, show_type, tensor
 
 _TOKEN = re.compile(r"(\d*)([A-Za-z])")

@@ -14,9 +14,9 @@ import dataclasses
 
 import numpy as np
 
+from ..ir.op import Attrs, OpPattern, call, register_op
 from ..ir.types import TensorType, is_float
 from .attrs_util import attr_ints, set_fields
-from ..ir.op import Attrs, OpPattern, call, register_op
 from .type_rel import check_axes, fail, show_type, tensor
 
 

@@ -15,9 +15,9 @@ import dataclasses
 
 import numpy as np
 
+from ..ir.op import Attrs, OpPattern, call, register_op
 from ..ir.types import TensorType, is_int
 from .attrs_util import attr_int, set_fields
-from ..ir.op import Attrs, OpPattern, call, register_op
 from .type_rel import check_axis, dim_may_equal, fail, show_type, tensors
 
 REDUCTIONS = ("update", "add", "mul", "min", "max")

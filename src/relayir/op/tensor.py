@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from ..ir.types import is_float
 from ..ir.op import OpPattern, call, register_op
+from ..ir.types import is_float
 from .type_rel import (
     bool_identity_rel,
     broadcast_bool_rel,

@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
+from ..ir.op import Attrs, OpPattern, call, register_op
 from ..ir.types import Any, TensorType, is_float
 from .attrs_util import attr_ints, set_fields
-from ..ir.op import Attrs, OpPattern, call, register_op
 from .type_rel import fail, tensor
 
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..ir.expr import Function, Var
 from ..ir.module import IRModule
-from ..ir.types import TensorType, TupleType
 from ..ir.op import call
+from ..ir.types import TensorType, TupleType
 from ..runtime.interpreter import Interpreter
 from ..typing.infer import infer_module
 

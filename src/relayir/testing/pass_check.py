@@ -30,11 +30,11 @@ from ..ir.analysis import check_well_formed
 from ..ir.expr import Call, Expr, Function, GlobalVar, Let, Op, Var, short_text
 from ..ir.functor import ExprMutator, post_order
 from ..ir.module import IRModule
+from ..ir.op import call
 from ..ir.parser import parse as _parse
 from ..ir.printer import VERSION, metadata_text
 from ..ir.structural import assert_structural_equal, structural_equal
 from ..ir.types import FuncType, TensorType
-from ..ir.op import call
 from ..transform.instrument import VerifyAfterEachPass
 from ..transform.pass_infra import Pass, PassContext
 from ..typing.infer import infer_expr, infer_module

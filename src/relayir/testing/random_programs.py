@@ -14,8 +14,8 @@ import numpy as np
 
 from ..ir.expr import Call, Function, If, Let, Tuple, TupleGetItem, Var, const
 from ..ir.module import IRModule
-from ..ir.types import TensorType
 from ..ir.op import call
+from ..ir.types import TensorType
 
 _SHAPES = [(2, 3), (3,), (1, 3), ()]
 _UNARY = ["tanh", "sigmoid", "negative", "abs", "floor", "ceil", "sin", "cos"]

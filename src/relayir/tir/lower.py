@@ -25,12 +25,12 @@ from .loops import Stage, lower_stage
 from .names import c_identifier
 from .schedule import Schedule, default_schedule
 from .simplify import simplify
-from .stmt import Allocate, Buffer, BufferLoad, Kernel, seq
+from .stmt import Allocate, Buffer, BufferLoad, PrimFunc, seq
 
 __all__ = ["LoweringError", "lower_primitive", "lower_tensors"]
 
 
-def lower_primitive(func: Function, name: str, schedule=None) -> Kernel:
+def lower_primitive(func: Function, name: str, schedule=None) -> PrimFunc:
     """Lower a primitive function (``fn (...) { ops }``, Primitive=1) to one kernel.
 
     ``schedule``: ``None`` (defaults per stage), a ``Schedule`` for every stage, or a
@@ -249,7 +249,7 @@ def _inlined_tags(order: list, inlined) -> dict:
 
 
 def lower_tensors(inputs: list, outputs: list, name: str, schedule=None, dim_vars=None,
-                  input_types=None, output_types=None) -> Kernel:
+                  input_types=None, output_types=None) -> PrimFunc:
     """Lower a tensor-expression graph: ``inputs`` (placeholders, in argument order) to
     ``outputs`` (each stored to its own output buffer)."""
     name = c_identifier(name)
@@ -289,7 +289,7 @@ def lower_tensors(inputs: list, outputs: list, name: str, schedule=None, dim_var
     body = seq(*stmts)
     for buf in reversed(temps):
         body = Allocate(buf, body)
-    return Kernel(
+    return PrimFunc(
         name=name,
         inputs=[buffers[t] for t in inputs],
         outputs=[buffers[t] for t in outs],

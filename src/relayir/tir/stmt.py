@@ -1,4 +1,4 @@
-"""Loop IR: buffers, flat loads, statements, and the ``Kernel`` that holds one function.
+"""Loop IR: buffers, flat loads, statements, and the ``PrimFunc`` that holds one function.
 
 Buffers are flat and row-major: a ``BufferLoad`` / ``BufferStore`` takes one ``int64``
 offset, which lowering builds from the tensor's indices and the simplifier folds.
@@ -163,7 +163,7 @@ def seq(*stmts) -> Stmt:
 
 
 @dataclasses.dataclass(eq=False)
-class Kernel:
+class PrimFunc:
     """One lowered primitive function: ``int32_t name(void* const* args, const int64_t*
     dims)``.
 
@@ -171,8 +171,9 @@ class Kernel:
     row-major); ``dim_vars`` are the symbolic dimensions, in the order of ``dims``, named
     as in the Relay types. ``input_types``/``output_types`` are the Relay
     ``TensorType``s of the flattened arguments and results. ``source`` is the C text of
-    the function (plus its constant tables); ``relayir.codegen.c_printer.render_module``
-    puts kernels in one translation unit with the shared header.
+    (TVM's name for a lowered function.) The code generator renders it:
+    ``relayir.codegen.c_printer.render(prim)`` is its C text, ``render_module`` puts
+    several in one translation unit with the shared header.
     """
 
     name: str
@@ -184,19 +185,10 @@ class Kernel:
     output_types: list = dataclasses.field(default_factory=list)
     constants: list = dataclasses.field(default_factory=list)
     info: dict[str, _Any] = dataclasses.field(default_factory=dict)
-    _source: str | None = None
 
     @property
     def dim_names(self) -> list[str]:
         return [v.name for v in self.dim_vars]
 
-    @property
-    def source(self) -> str:
-        if self._source is None:
-            from ..codegen.c_printer import render
-
-            self._source = render(self)
-        return self._source
-
     def __repr__(self) -> str:
-        return f"Kernel({self.name}, {len(self.inputs)} inputs, {len(self.outputs)} outputs)"
+        return f"PrimFunc({self.name}, {len(self.inputs)} inputs, {len(self.outputs)} outputs)"

@@ -34,10 +34,10 @@ from ..errors import Error
 from ..ir.expr import Call, Expr, Function, Op, Tuple, TupleGetItem
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
+from ..ir.op import OpPattern, call, get_op
 from ..ir.types import TensorType
 from ..op.layout import layout_transform
 from ..op.reduce import reduce_axes
-from ..ir.op import OpPattern, call, get_op
 from .analysis import typed_module
 from .fold_scale_axis import reinfer
 from .pass_infra import Pass, module_pass

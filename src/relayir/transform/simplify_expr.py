@@ -44,8 +44,8 @@ import numpy as np
 
 from ..ir.expr import Call, Constant, Expr, Op, Tuple
 from ..ir.module import IRModule
-from ..ir.types import Any, TensorType, dtype_range, is_float
 from ..ir.op import call
+from ..ir.types import Any, TensorType, dtype_range, is_float
 from .canonicalize_ops import same_type_or_none
 from .pass_infra import Pass, PassContext, module_pass, register_pass
 from .rewrite import MatchResult, Pattern, Rule, is_op, is_tuple, rewrite_module, wildcard

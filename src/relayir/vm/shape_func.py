@@ -24,8 +24,8 @@ from __future__ import annotations
 from ..errors import Error
 from ..ir.expr import Call, Constant, Function, Op, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
-from ..ir.types import Any, SymbolicDim, TensorType, TupleType
 from ..ir.op import OpPattern
+from ..ir.types import Any, SymbolicDim, TensorType, TupleType
 from ..transform.bind import bind
 
 __all__ = ["DATA_DEPENDENT_OPS", "ShapeError", "ShapeFunction", "bind_input_dims",

@@ -14,9 +14,9 @@ import itertools
 
 import numpy as np
 
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import Any, TensorType
 from ..attrs_util import set_fields
-from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import dim_may_equal, fail, tensors
 from ._common import (
     _acc_dtype,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import TensorType
 from ..attrs_util import set_fields
 from ..image import Resize2DAttrs, _resize_ref
-from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import fail, tensor
 from ._common import _from_canonical, _layout, _positive, _static, _to_canonical
 

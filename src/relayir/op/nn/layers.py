@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 
 from ...ir.expr import Constant, Expr, TupleGetItem, Var, const
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import Any, TensorType, TupleType
 from ..attrs_util import set_fields
-from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import (
     fail,
     float_identity_rel,

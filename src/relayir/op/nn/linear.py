@@ -6,9 +6,9 @@ import dataclasses
 
 import numpy as np
 
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import TensorType
 from ..attrs_util import set_fields
-from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import (
     broadcast_dim,
     dim_may_equal,

@@ -6,9 +6,9 @@ import dataclasses
 
 import numpy as np
 
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import TupleType
 from ..attrs_util import set_fields
-from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import (
     fail,
     require_float,

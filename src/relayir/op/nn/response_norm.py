@@ -11,8 +11,8 @@ import dataclasses
 
 import numpy as np
 
-from ..attrs_util import set_fields
 from ...ir.op import Attrs, OpPattern, call, register_op
+from ..attrs_util import set_fields
 from ..type_rel import require_float, tensor
 from ._common import _axis, _positive
 

@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 
 from ...ir.expr import Expr, const
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import TensorType
 from ..attrs_util import attr_dtype, set_fields
-from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import (
     fail,
     show_type,

@@ -6,9 +6,9 @@ import dataclasses
 
 import numpy as np
 
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import Any, TensorType, is_int
 from ..attrs_util import attr_int, attr_ints, set_fields
-from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import (
     check_axes,
     check_axis,

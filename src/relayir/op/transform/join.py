@@ -8,9 +8,9 @@ import numpy as np
 
 from ...errors import OpError
 from ...ir.expr import Expr, Tuple, as_expr
+from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import Any, TensorType, TupleType
 from ..attrs_util import attr_int, attr_ints, set_fields
-from ...ir.op import Attrs, OpPattern, call, register_op
 from ..type_rel import (
     check_axis,
     check_insert_axis,

@@ -37,8 +37,8 @@ from ...ir.expr import (
     Tuple,
     TupleGetItem,
 )
-from ...ir.types import TensorType, TupleType
 from ...ir.op import OpPattern
+from ...ir.types import TensorType, TupleType
 
 ELEMWISE = int(OpPattern.ELEMWISE)
 BROADCAST = int(OpPattern.BROADCAST)
