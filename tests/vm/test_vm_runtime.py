@@ -136,14 +136,6 @@ def test_liveness_of_a_100000_instruction_chain_is_iterative():
                                                                        Opcode.Ret]
 
 
-def test_unknown_opcode_leaves_the_function_alone(monkeypatch):
-    from relayir.vm import liveness
-
-    fn = _fn([(Opcode.LoadConsti, 1, 1), (Opcode.Ret, 1)], 1, 5)
-    monkeypatch.delitem(liveness.OPERANDS, Opcode.LoadConsti)
-    assert optimize_function(fn) is fn
-
-
 RECURSIVE_TEXT = """
 def @f(%n: int32, %x: Tensor[(3), float32]) -> Tensor[(3), float32] {
   if (less_equal(%n, 0)) { %x } else {

@@ -21,12 +21,12 @@ from ..ir.types import TensorType
 ALIGNMENT = 64  # bytes: a cache line, and what 512-bit vector loads like
 
 
-def aligned_empty(nbytes: int) -> np.ndarray:
+def aligned_empty(nbytes: int, alignment: int = ALIGNMENT) -> np.ndarray:
     """An uninitialised ``uint8`` buffer of ``nbytes`` (at least 1) whose address is a
-    multiple of ``ALIGNMENT``."""
+    multiple of ``alignment``."""
     n = max(int(nbytes), 1)
-    raw = np.empty(n + ALIGNMENT, dtype=np.uint8)
-    offset = (-raw.ctypes.data) % ALIGNMENT
+    raw = np.empty(n + alignment, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % alignment
     return raw[offset: offset + n]
 
 

@@ -1,57 +1,76 @@
 """Decoding: an ``Executable``'s bytecode → the dispatch tuples ``VirtualMachine`` runs.
 
-Each instruction becomes an ``(opcode, a, b, c, d)`` tuple of plain Python objects;
-some become variants chosen once here (opcodes >= 100: C kernel calls with reusable
-pointer arrays, folded runs and chains, planned-storage views, tail calls). The
-function's arena layout (its ``AllocStorage`` buffers and planned views) comes out
-with its code.
+The interface: ``decode(exe, constants) -> DecodedProgram``, ``Variant`` (dispatch codes
+of the decoded-only instructions), ``address`` (an array's data pointer, as the loop
+takes it), ``planned_storage`` (a function's arena layout, checked; ``serialize.py``
+checks a loaded file with it) and ``VMError``.
+
+Each instruction becomes a ``(code, a, b, c, d)`` tuple of plain Python objects: ``code``
+is the opcode's number and ``a``..``d`` its operands in the opcode table's order, each
+turned by its role into what the loop uses (``_operand_decoders``: register tuples and
+shapes become tuples, dtypes numpy dtypes, constant / constructor / message /
+shape-function / kernel indices the objects; an optional operand left out becomes
+``()`` for a register tuple, else ``None``). Some instructions become variants chosen
+once here (``Variant``: C kernel calls with reusable pointer arrays, folded runs and
+chains, planned-storage views, tail calls). The function's arena layout (its
+``AllocStorage`` buffers and planned views) comes out with its code.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Callable
+from enum import IntEnum
 
 import numpy as np
 
 from ..errors import Error
-from .bytecode import Opcode
-from .liveness import OPERANDS, defs_uses, stable_registers, successors
+from ..runtime.tensors import aligned_empty
+from .liveness import stable_registers
+from .opcodes import (
+    CONST,
+    CTOR,
+    DST,
+    DTYPE,
+    FUNC,
+    IMM,
+    JUMP,
+    KERNEL,
+    KILLS,
+    MESSAGE,
+    OUTS,
+    SHAPE,
+    SHAPE_FUNC,
+    SRC,
+    SRCS,
+    Opcode,
+)
 
 
 class VMError(Error):
     """A run-time failure of the VM (a failed match, a failed kernel, a bad input)."""
 
 
-_MOVE, _RET, _INVOKE, _INVOKE_CLOSURE, _INVOKE_PACKED, _ALLOC_TENSOR, _ALLOC_ADT, \
-    _ALLOC_CLOSURE, _GET_FIELD, _GET_TAG, _IF, _GOTO, _LOAD_CONST, _LOAD_CONSTI, _FATAL = \
-    (int(Opcode[n]) for n in (
-        "Move", "Ret", "Invoke", "InvokeClosure", "InvokePacked", "AllocTensor", "AllocADT",
-        "AllocClosure", "GetField", "GetTag", "If", "Goto", "LoadConst", "LoadConsti",
-        "Fatal"))
-_KILL = int(Opcode.KillRegister)
-_SHAPE_FUNC, _ALLOC_TENSOR_REG, _RESHAPE_TENSOR, _DATA_DEPENDENT, _SHAPE_OF = (
-    int(Opcode.InvokeShapeFunc), int(Opcode.AllocTensorReg), int(Opcode.ReshapeTensor),
-    int(Opcode.InvokeDataDependent), int(Opcode.ShapeOf))
-_ALLOC_STORAGE = int(Opcode.AllocStorage)
-_REF_CREATE, _REF_READ, _REF_WRITE = (
-    int(Opcode.RefCreate), int(Opcode.RefRead), int(Opcode.RefWrite))
-# decoded-only opcodes (never in bytecode): variants chosen once at decode time
-_PACKED_C = 100        # C kernel: pointer array + last-seen arrays
-_PACKED_C_DIMS = 101   # C kernel with symbolic dims
-_ALLOC_SLOT = 102      # AllocTensor on planned storage: a view the frame's arena holds
-_PACKED_RUN = 103      # LoadConst / AllocTensor ... then a C kernel, in one dispatch
-_TAIL_INVOKE = 104     # Invoke whose result the function returns: reuses the frame
-_TAIL_INVOKE_CLOSURE = 105
-_PACKED_CHAIN = 106    # C kernel calls with fixed pointers (and their operands' loads)
-_POOL_DEPTH = 4        # buffers kept per (shape, dtype): more are left to the GC
-_POOL_KEYS = 256       # shapes kept; past this (many lengths seen) the pool starts over
+class Variant(IntEnum):
+    """Dispatch codes of instructions the decoder chooses (never in bytecode; above
+    every opcode's number, which is the code of an instruction decoded as is)."""
+
+    PackedC = 100           # C kernel: pointer array + last-seen arrays
+    PackedCDims = 101       # C kernel with symbolic dims
+    AllocSlot = 102         # AllocTensor on planned storage: a view the frame's arena holds
+    PackedRun = 103         # LoadConst / AllocTensor ... then a C kernel, in one dispatch
+    TailInvoke = 104        # Invoke whose result the function returns: reuses the frame
+    TailInvokeClosure = 105
+    PackedChain = 106       # C kernel calls with fixed pointers (and their operands' loads)
+
 
 _addressof = ctypes.addressof
 _char_at = ctypes.c_char.from_buffer
 
 
-def _address(a: np.ndarray) -> int:
+def address(a: np.ndarray) -> int:
+    """``a``'s data pointer, as a kernel's pointer array holds it."""
     # the buffer protocol is ~5x faster than ``a.ctypes.data`` but needs a writeable,
     # non-empty buffer; inputs and constants may be read-only
     if a.flags.writeable and a.nbytes:
@@ -110,7 +129,7 @@ class _Arena:
     __slots__ = ("buffers", "views")
 
     def __init__(self, storages: list[tuple[int, int]], allocs: list[tuple]):
-        self.buffers = [_aligned_buffer(n, align) for n, align in storages]
+        self.buffers = [aligned_empty(n, align) for n, align in storages]
         self.views = [self.buffers[slot][offset: offset + _nbytes(shape, dtype)]
                       .view(dtype).reshape(shape) for slot, offset, shape, dtype in allocs]
 
@@ -133,8 +152,53 @@ class _ViewBinding:
         views = arena.views
         for ptrs, where in self.targets:
             for i, k in where:
-                ptrs[i] = _address(views[k])
+                ptrs[i] = address(views[k])
         self.arena = arena  # arenas live as long as the VM: the addresses stay valid
+
+
+class DecodedProgram:
+    """What ``decode`` makes of an executable, per function (by index): ``code``, the
+    dispatch tuples the loop runs (runs folded and chained, tail calls marked);
+    ``plain``, one dispatch per instruction (the profiler's view); ``arena_factories``:
+    a fresh arena for one activation, or ``None`` for a function without planned
+    storage."""
+
+    __slots__ = ("code", "plain", "arena_factories")
+
+    def __init__(self, code: list, plain: list, arena_factories: list):
+        self.code = code
+        self.plain = plain
+        self.arena_factories = arena_factories
+
+
+def decode(exe, constants: list) -> DecodedProgram:
+    """Decode every function of ``exe``; ``constants`` replace ``exe.constants`` (the
+    interpreter passes them aligned for the kernels' raw pointers)."""
+    decoder = _Decoder(exe, constants)
+    plain, factories = [], []
+    for fn in exe.functions:
+        code, storages, allocs = decoder.function(fn)
+        plain.append(code)
+        factories.append(functools.partial(_Arena, storages, allocs) if storages else None)
+    code = [_tail_calls(_fold(fn, _chain(fn, c))) for fn, c in zip(exe.functions, plain)]
+    return DecodedProgram(code, plain, factories)
+
+
+def _same(x):
+    return x
+
+
+def _operand_decoders(exe, constants: list) -> dict:
+    """How an operand of each role becomes what the dispatch loop uses."""
+
+    def constructor(i: int):
+        return exe.constructors[i] if i >= 0 else None  # -1: a tuple
+
+    return {DST: _same, SRC: _same, IMM: _same, JUMP: _same, FUNC: _same,
+            SRCS: tuple, OUTS: tuple, KILLS: tuple, SHAPE: tuple, DTYPE: np.dtype,
+            CONST: constants.__getitem__, CTOR: constructor,
+            MESSAGE: exe.messages.__getitem__, SHAPE_FUNC: exe.shape_funcs.__getitem__,
+            KERNEL: exe.kernels.__getitem__}
 
 
 class _Decoder:
@@ -143,105 +207,37 @@ class _Decoder:
     def __init__(self, exe, constants):
         self.exe = exe
         self.constants = constants
+        self.decoders: dict[object, Callable] = _operand_decoders(exe, constants)
 
     def function(self, fn) -> tuple[list, list, list]:
-        code, storages, allocs = [], [], []
+        code = []
         stable = stable_registers(fn)
-        bound = _storage_bindings(fn)  # storage register -> (slot, nbytes, alignment)
-        for slot, nbytes, align in sorted(bound.values()):
-            storages.extend([(0, 1)] * (slot + 1 - len(storages)))
-            storages[slot] = (nbytes, align)
+        storages, views = planned_storage(fn)
+        view_index = {pc: k for k, pc in enumerate(views)}
         targets = _jump_targets(fn)
         self.binding = _ViewBinding()
         known: dict = {}  # register -> ("const", index) / ("view", index), this block only
         for pc, ins in enumerate(fn.instructions):
-            op, a = ins.op, ins.args
+            op, spec = ins.op, ins.op.spec
             if pc in targets:
                 known.clear()
             if op is Opcode.InvokePacked:
-                code.append(self.invoke_packed(ins, 0 if stable is None else stable[pc],
-                                               known))
-            elif op is Opcode.AllocTensor and len(a) > 3:
-                code.append((_ALLOC_SLOT, a[0], len(allocs), None, None))
-                allocs.append(_planned_view(fn, pc, bound))
-            elif op is Opcode.AllocStorage:
-                code.append((_ALLOC_STORAGE, a[0], a[3], None, None))
+                code.append(self.invoke_packed(ins, stable[pc], known))
+            elif pc in view_index:
+                code.append((int(Variant.AllocSlot), ins.operand("dst"), view_index[pc],
+                             None, None))
             else:
                 code.append(self.instruction(ins))
-            if op not in OPERANDS or successors(pc, ins) != (pc + 1,):
+            if spec.successors(pc, ins.args) != (pc + 1,):
                 known.clear()
                 continue
-            for r in defs_uses(ins)[0] if op is not Opcode.KillRegister else a[0]:
+            for r in spec.clobbered(ins.args):
                 known.pop(r, None)
             if op is Opcode.LoadConst:
-                known[a[0]] = ("const", a[1])
-            elif code[-1][0] == _ALLOC_SLOT:
-                known[a[0]] = ("view", code[-1][2])
-        return code, storages, allocs
-
-    @staticmethod
-    def chain(fn, code: list) -> list:
-        """Fold each straight run of ``LoadConst`` / planned ``AllocTensor`` / C kernel
-        calls whose every pointer is fixed (``invoke_packed``) into one dispatch: it sets
-        the registers as the run leaves them, then makes the calls back to back, as the
-        graph executor does (the run's instructions stay, reachable by no jump)."""
-        targets = _jump_targets(fn)
-        out = list(code)
-        i, n = 0, len(code)
-        while i < n:
-            j, end = i, None
-            while j < n and (j == i or j not in targets):
-                op = code[j][0]
-                if op == _PACKED_C and not code[j][2] and not code[j][4]:
-                    end = j + 1
-                elif op not in (_LOAD_CONST, _ALLOC_SLOT):
-                    break
-                j += 1
-            if end is None:
-                i = max(j, i + 1)
-                continue
-            final: dict = {}  # register -> the run's last (opcode, value) for it
-            calls, binding = [], None
-            for ins in code[i:end]:
-                if ins[0] == _PACKED_C:
-                    calls.append(ins[1])
-                    if ins[3][2]:
-                        binding = ins[3][3]
-                else:
-                    final[ins[1]] = (ins[0], ins[2])
-            consts = tuple((r, v) for r, (op, v) in final.items() if op == _LOAD_CONST)
-            slots = tuple((r, v) for r, (op, v) in final.items() if op == _ALLOC_SLOT)
-            out[i] = (_PACKED_CHAIN, tuple(calls), consts, slots, (binding, end - i))
-            i = end
-        return out
-
-    @staticmethod
-    def fold(fn, code: list) -> list:
-        """Fold each straight run of ``LoadConst`` / ``AllocTensor`` ending in a C
-        kernel call into one dispatch that sets the same registers, then calls (the
-        run's later instructions stay, reachable only by a jump, and no jump lands
-        inside a folded run)."""
-        targets = _jump_targets(fn)
-        out = list(code)
-        i, n = 0, len(code)
-        while i < n:
-            j = i
-            while j < n and code[j][0] in (_LOAD_CONST, _ALLOC_SLOT, _ALLOC_TENSOR) and (
-                    j == i or j not in targets):
-                j += 1
-            defined = [c[1] for c in code[i:j]]
-            if j == i or j >= n or code[j][0] != _PACKED_C or j in targets or \
-                    len(set(defined)) < len(defined):  # the fold sets them out of order
-                i = max(j, i + 1)
-                continue
-            consts = tuple((c[1], c[2]) for c in code[i:j] if c[0] == _LOAD_CONST)
-            slots = tuple((c[1], c[2]) for c in code[i:j] if c[0] == _ALLOC_SLOT)
-            fresh = tuple((c[1], c[2], c[3]) for c in code[i:j] if c[0] == _ALLOC_TENSOR)
-            _, call, kept, arrays, changing = code[j]
-            out[i] = (_PACKED_RUN, call, kept, arrays,
-                      (consts, slots, fresh, changing, j + 1 - i))
-            i = j + 1
-        return out
+                known[ins.operand("dst")] = ("const", ins.operand("const"))
+            elif pc in view_index:
+                known[ins.operand("dst")] = ("view", view_index[pc])
+        return code, storages, list(views.values())
 
     def invoke_packed(self, ins, stable: int, known: dict) -> tuple:
         """A C kernel call's pointer array is filled at decode time for the operands
@@ -250,24 +246,24 @@ class _Decoder:
         ``stable`` (a bitset of registers holding constants, planned views or parameters:
         the same objects every run) to skip their address when unchanged; the rest's
         addresses are taken on every call, and their arrays are not kept alive."""
-        a = ins.args
-        kernel = self.exe.kernels[a[0]]
-        operands = tuple(a[1]) + tuple(a[2])
+        index = ins.operand("kernel")
+        kernel = self.exe.kernels[index]
+        operands = tuple(ins.operand("inputs")) + tuple(ins.operand("outputs"))
         if not (hasattr(kernel, "function") and hasattr(kernel.function, "_cfunc")):
             # arrays come from typed AllocTensor and checked inputs
-            return (_INVOKE_PACKED, kernel.call_unchecked, operands,
-                    self.exe.kernel_names[a[0]], None)
+            return (int(Opcode.InvokePacked), kernel.call_unchecked, operands,
+                    self.exe.kernel_names[index], None)
         packed = _PackedCall(kernel, len(operands))
         if packed.dim_sources:
-            return (_PACKED_C_DIMS, packed, operands, None, None)
+            return (int(Variant.PackedCDims), packed, operands, None, None)
         kept, changing, views = [], [], []
         for i, r in enumerate(operands):
-            kind, index = known.get(r, (None, None))
+            kind, where = known.get(r, (None, None))
             if kind == "const":
-                packed.seen[i] = self.constants[index]  # kept alive with the call
-                packed.ptrs[i] = _address(packed.seen[i])
+                packed.seen[i] = self.constants[where]  # kept alive with the call
+                packed.ptrs[i] = address(packed.seen[i])
             elif kind == "view":
-                views.append((i, index))
+                views.append((i, where))
             elif stable >> r & 1:
                 kept.append((i, r))
             else:
@@ -275,41 +271,89 @@ class _Decoder:
         if views:
             self.binding.targets.append((packed.ptrs, tuple(views)))
         state = (packed.seen, packed.ptrs, tuple(views), self.binding)
-        return (_PACKED_C, packed.call, tuple(kept), state, tuple(changing))
+        return (int(Variant.PackedC), packed.call, tuple(kept), state, tuple(changing))
 
     def instruction(self, ins) -> tuple:
-        op, a = ins.op, ins.args
-        exe = self.exe
-        if op is Opcode.AllocTensor:
-            return (_ALLOC_TENSOR, a[0], tuple(a[1]), np.dtype(a[2]), None)
-        if op is Opcode.AllocADT:
-            ctor = exe.constructors[a[1]] if a[1] >= 0 else None
-            return (_ALLOC_ADT, a[0], ctor, tuple(a[2]), None)
-        if op is Opcode.LoadConst:
-            return (_LOAD_CONST, a[0], self.constants[a[1]], None, None)
-        if op is Opcode.Fatal:
-            return (_FATAL, exe.messages[a[0]], None, None, None)
-        if op is Opcode.KillRegister:
-            return (_KILL, tuple(a[0]), tuple(a[1]) if len(a) > 1 else (), None, None)
-        if op is Opcode.InvokeShapeFunc:  # shape_func.py: output shapes, cached
-            return (_SHAPE_FUNC, exe.shape_funcs[a[0]], tuple(a[1]), a[2], None)
-        if op is Opcode.AllocTensorReg:
-            return (_ALLOC_TENSOR_REG, a[0], a[1], np.dtype(a[2]), None)
-        if op is Opcode.ShapeOf:
-            return (_SHAPE_OF, a[0], a[1], np.dtype(a[2]), None)
-        if op is Opcode.InvokeDataDependent:  # the kernel returns fresh outputs
-            return (_DATA_DEPENDENT, exe.kernels[a[0]].evaluate, tuple(a[1]), a[2], None)
-        args = tuple(tuple(x) if isinstance(x, list) else x for x in a)
-        return (int(op),) + args + (None,) * (4 - len(args))
+        """``(opcode number, operands...)``, each operand decoded by its role."""
+        spec, args = ins.op.spec, ins.args
+        decoders = self.decoders
+        if len(args) > 4:
+            raise VMError(f"{ins.op.name} with {len(args)} operands: a dispatch tuple "
+                          f"holds 4 (decode it as a variant)")
+        out = [decoders[o.role](a) for o, a in zip(spec.operands, args)]
+        out += [() if o.role.many else None for o in spec.operands[len(args):4]]
+        return (int(ins.op), *out) + (None,) * (4 - len(out))
+
+
+def _chain(fn, code: list) -> list:
+    """Fold each straight run of ``LoadConst`` / planned ``AllocTensor`` / C kernel
+    calls whose every pointer is fixed (``invoke_packed``) into one dispatch: it sets
+    the registers as the run leaves them, then makes the calls back to back, as the
+    graph executor does (the run's instructions stay, reachable by no jump)."""
+    targets = _jump_targets(fn)
+    out = list(code)
+    i, n = 0, len(code)
+    while i < n:
+        j, end = i, None
+        while j < n and (j == i or j not in targets):
+            op = code[j][0]
+            if op == Variant.PackedC and not code[j][2] and not code[j][4]:
+                end = j + 1
+            elif op not in (Opcode.LoadConst, Variant.AllocSlot):
+                break
+            j += 1
+        if end is None:
+            i = max(j, i + 1)
+            continue
+        final: dict = {}  # register -> the run's last (opcode, value) for it
+        calls, binding = [], None
+        for ins in code[i:end]:
+            if ins[0] == Variant.PackedC:
+                calls.append(ins[1])
+                if ins[3][2]:
+                    binding = ins[3][3]
+            else:
+                final[ins[1]] = (ins[0], ins[2])
+        consts = tuple((r, v) for r, (op, v) in final.items() if op == Opcode.LoadConst)
+        slots = tuple((r, v) for r, (op, v) in final.items() if op == Variant.AllocSlot)
+        out[i] = (int(Variant.PackedChain), tuple(calls), consts, slots, (binding, end - i))
+        i = end
+    return out
+
+
+def _fold(fn, code: list) -> list:
+    """Fold each straight run of ``LoadConst`` / ``AllocTensor`` ending in a C
+    kernel call into one dispatch that sets the same registers, then calls (the
+    run's later instructions stay, reachable only by a jump, and no jump lands
+    inside a folded run)."""
+    targets = _jump_targets(fn)
+    out = list(code)
+    i, n = 0, len(code)
+    loads = (Opcode.LoadConst, Variant.AllocSlot, Opcode.AllocTensor)
+    while i < n:
+        j = i
+        while j < n and code[j][0] in loads and (j == i or j not in targets):
+            j += 1
+        defined = [c[1] for c in code[i:j]]
+        if j == i or j >= n or code[j][0] != Variant.PackedC or j in targets or \
+                len(set(defined)) < len(defined):  # the fold sets them out of order
+            i = max(j, i + 1)
+            continue
+        consts = tuple((c[1], c[2]) for c in code[i:j] if c[0] == Opcode.LoadConst)
+        slots = tuple((c[1], c[2]) for c in code[i:j] if c[0] == Variant.AllocSlot)
+        fresh = tuple((c[1], c[2], c[3]) for c in code[i:j] if c[0] == Opcode.AllocTensor)
+        _, call, kept, arrays, changing = code[j]
+        out[i] = (int(Variant.PackedRun), call, kept, arrays,
+                  (consts, slots, fresh, changing, j + 1 - i))
+        i = j + 1
+    return out
 
 
 def _jump_targets(fn) -> set[int]:
     targets = set()
-    for i, ins in enumerate(fn.instructions):
-        if ins.op is Opcode.If:
-            targets.update((i + ins.args[2], i + ins.args[3]))
-        elif ins.op is Opcode.Goto:
-            targets.add(i + ins.args[0])
+    for pc, ins in enumerate(fn.instructions):
+        for p in ins.op.spec.jumps:
+            targets.add(pc + ins.args[p])
     return targets
 
 
@@ -319,22 +363,38 @@ def _tail_calls(code: list) -> list:
     of the result (an ``if``'s join register) and ``Goto`` lead to ``Ret`` of it."""
     out = list(code)
     for i, ins in enumerate(code):
-        if ins[0] not in (_INVOKE, _INVOKE_CLOSURE):
+        if ins[0] not in (Opcode.Invoke, Opcode.InvokeClosure):
             continue
         value, j = ins[3], i + 1
         for _ in range(len(code)):  # each step moves forward; bounded anyway
             op = code[j][0] if j < len(code) else None
-            if op == _KILL and value not in code[j][1]:
+            if op == Opcode.KillRegister and value not in code[j][1]:
                 j += 1
-            elif op == _MOVE and code[j][2] == value:
+            elif op == Opcode.Move and code[j][2] == value:
                 value, j = code[j][1], j + 1
-            elif op == _GOTO and code[j][1] > 0:
+            elif op == Opcode.Goto and code[j][1] > 0:
                 j += code[j][1]
             else:
                 break
-        if j < len(code) and code[j][0] == _RET and code[j][1] == value:
-            out[i] = (_TAIL_INVOKE if ins[0] == _INVOKE else _TAIL_INVOKE_CLOSURE,) + ins[1:]
+        if j < len(code) and code[j][0] == Opcode.Ret and code[j][1] == value:
+            tail = Variant.TailInvoke if ins[0] == Opcode.Invoke else Variant.TailInvokeClosure
+            out[i] = (int(tail),) + ins[1:]
     return out
+
+
+def planned_storage(fn) -> tuple[list[tuple[int, int]], dict[int, tuple]]:
+    """A function's arena layout: each storage slot's ``(nbytes, alignment)``, and for
+    each ``AllocTensor`` on planned storage (by instruction index) its ``(slot, offset,
+    shape, dtype)``. Checked: each storage register and slot is bound once, and each
+    view lies inside its buffer at an aligned offset (a ``VMError`` otherwise)."""
+    bound = _storage_bindings(fn)  # storage register -> (slot, nbytes, alignment)
+    storages: list[tuple[int, int]] = []
+    for slot, nbytes, align in sorted(bound.values()):
+        storages.extend([(0, 1)] * (slot + 1 - len(storages)))
+        storages[slot] = (nbytes, align)
+    views = {pc: _planned_view(fn, pc, bound) for pc, ins in enumerate(fn.instructions)
+             if ins.op is Opcode.AllocTensor and ins.operand("storage") is not None}
+    return storages, views
 
 
 def _storage_bindings(fn) -> dict[int, tuple[int, int, int]]:
@@ -343,7 +403,8 @@ def _storage_bindings(fn) -> dict[int, tuple[int, int, int]]:
     bound: dict[int, tuple[int, int, int]] = {}
     for ins in fn.instructions:
         if ins.op is Opcode.AllocStorage:
-            dst, nbytes, align, slot = ins.args
+            dst, nbytes, align, slot = (ins.operand(n)
+                                        for n in ("dst", "nbytes", "alignment", "slot"))
             if dst in bound or slot in {s for s, _, _ in bound.values()} or slot < 0 \
                     or nbytes < 0 or align < 1 or align & (align - 1):
                 raise VMError(f"@{fn.name}: alloc_storage $r{dst} (slot {slot}, {nbytes} "
@@ -356,8 +417,9 @@ def _storage_bindings(fn) -> dict[int, tuple[int, int, int]]:
 def _planned_view(fn, pc: int, bound: dict) -> tuple:
     """``(slot, offset, shape, dtype)`` of the ``AllocTensor`` at ``pc`` on planned
     storage, checked to lie inside its buffer at an aligned offset."""
-    dst, shape, dtype, storage, offset = fn.instructions[pc].args
-    shape, dtype = tuple(shape), np.dtype(dtype)
+    ins = fn.instructions[pc]
+    dst, storage, offset = ins.operand("dst"), ins.operand("storage"), ins.operand("offset")
+    shape, dtype = tuple(ins.operand("shape")), np.dtype(ins.operand("dtype"))
     if storage not in bound:
         raise VMError(f"@{fn.name} instruction {pc}: alloc_tensor $r{dst} reads storage "
                       f"$r{storage}, which no alloc_storage binds")
@@ -374,8 +436,5 @@ def _nbytes(shape: tuple, dtype: np.dtype) -> int:
     return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
 
 
-def _aligned_buffer(nbytes: int, align: int) -> np.ndarray:
-    """``nbytes`` (at least 1) of uint8 starting at a multiple of ``align``."""
-    raw = np.empty(max(nbytes, 1) + align, dtype=np.uint8)
-    start = (-raw.ctypes.data) % align
-    return raw[start: start + max(nbytes, 1)]
+__all__ = ["DecodedProgram", "Variant", "VMError", "address", "decode",
+           "planned_storage"]

@@ -22,8 +22,8 @@ Speed (see ``benchmarks/vm.py``; the instruction variants are chosen in ``decode
   dims array refreshed from the shapes);
 - a straight run of ``LoadConst`` / planned ``AllocTensor`` / C kernel calls whose
   pointers are all fixed is one dispatch making the calls back to back, as the graph
-  executor does (``_Decoder.chain``); a straight run of ``LoadConst`` / ``AllocTensor``
-  ending in any other C kernel call is one dispatch too (``_Decoder.fold``);
+  executor does (``decode._chain``); a straight run of ``LoadConst`` / ``AllocTensor``
+  ending in any other C kernel call is one dispatch too (``decode._fold``);
 - a private tensor (``liveness.private_tensors``) without planned storage, e.g. of a
   dynamic shape, goes back to a pool keyed by (shape, dtype) when ``KillRegister`` names
   it pooled, and ``AllocTensor`` / ``AllocTensorReg`` take from that pool first;
@@ -45,48 +45,46 @@ import numpy as np
 from ..ir.types import TensorType, TupleType
 from ..runtime.tensors import aligned_array, check_tensor_input
 from ..runtime.values import ConstructorValue, RefValue
-from .decode import (  # noqa: F401  (VMError: re-exported)
-    _ALLOC_ADT,
-    _ALLOC_CLOSURE,
-    _ALLOC_SLOT,
-    _ALLOC_STORAGE,
-    _ALLOC_TENSOR,
-    _ALLOC_TENSOR_REG,
-    _DATA_DEPENDENT,
-    _FATAL,
-    _GET_FIELD,
-    _GET_TAG,
-    _GOTO,
-    _IF,
-    _INVOKE,
-    _INVOKE_CLOSURE,
-    _INVOKE_PACKED,
-    _KILL,
-    _LOAD_CONST,
-    _LOAD_CONSTI,
-    _MOVE,
-    _PACKED_C,
-    _PACKED_C_DIMS,
-    _PACKED_CHAIN,
-    _PACKED_RUN,
-    _POOL_DEPTH,
-    _POOL_KEYS,
-    _REF_CREATE,
-    _REF_READ,
-    _REF_WRITE,
-    _RESHAPE_TENSOR,
-    _RET,
-    _SHAPE_FUNC,
-    _SHAPE_OF,
-    _TAIL_INVOKE,
-    _TAIL_INVOKE_CLOSURE,
-    VMError,
-    _address,
-    _Arena,
-    _Decoder,
-    _tail_calls,
-)
+from .decode import Variant, VMError, address, decode
+from .opcodes import Opcode
 from .shape_func import bind_input_dims
+
+# dispatch codes as plain ints in module globals: what the loop compares ``op`` against
+# fastest (an enum member, or an attribute lookup, costs more on every check)
+_MOVE = int(Opcode.Move)
+_RET = int(Opcode.Ret)
+_INVOKE = int(Opcode.Invoke)
+_INVOKE_CLOSURE = int(Opcode.InvokeClosure)
+_INVOKE_PACKED = int(Opcode.InvokePacked)
+_ALLOC_TENSOR = int(Opcode.AllocTensor)
+_ALLOC_ADT = int(Opcode.AllocADT)
+_ALLOC_CLOSURE = int(Opcode.AllocClosure)
+_GET_FIELD = int(Opcode.GetField)
+_GET_TAG = int(Opcode.GetTag)
+_IF = int(Opcode.If)
+_GOTO = int(Opcode.Goto)
+_LOAD_CONST = int(Opcode.LoadConst)
+_LOAD_CONSTI = int(Opcode.LoadConsti)
+_FATAL = int(Opcode.Fatal)
+_KILL = int(Opcode.KillRegister)
+_SHAPE_FUNC = int(Opcode.InvokeShapeFunc)
+_ALLOC_TENSOR_REG = int(Opcode.AllocTensorReg)
+_RESHAPE_TENSOR = int(Opcode.ReshapeTensor)
+_DATA_DEPENDENT = int(Opcode.InvokeDataDependent)
+_SHAPE_OF = int(Opcode.ShapeOf)
+_ALLOC_STORAGE = int(Opcode.AllocStorage)
+_REF_CREATE = int(Opcode.RefCreate)
+_REF_READ = int(Opcode.RefRead)
+_REF_WRITE = int(Opcode.RefWrite)
+_PACKED_C = int(Variant.PackedC)
+_PACKED_C_DIMS = int(Variant.PackedCDims)
+_ALLOC_SLOT = int(Variant.AllocSlot)
+_PACKED_RUN = int(Variant.PackedRun)
+_TAIL_INVOKE = int(Variant.TailInvoke)
+_TAIL_INVOKE_CLOSURE = int(Variant.TailInvokeClosure)
+_PACKED_CHAIN = int(Variant.PackedChain)
+_POOL_DEPTH = 4   # buffers kept per (shape, dtype): more are left to the GC
+_POOL_KEYS = 256  # shapes kept; past this (many lengths seen) the pool starts over
 
 
 class VMClosure:
@@ -113,13 +111,11 @@ class VirtualMachine:
         # (as the graph executor's params are: vector loads stay within cache lines)
         constants = [_aligned(c) if isinstance(c, np.ndarray) else c
                      for c in exe.constants]
-        decoder = _Decoder(exe, constants)
-        decoded = [decoder.function(f) for f in exe.functions]
+        program = decode(exe, constants)
         # plain: one dispatch per instruction (the profiler's view); code: runs folded
-        self._plain_code = [c for c, _, _ in decoded]
-        self.code = [_tail_calls(decoder.fold(f, decoder.chain(f, c)))
-                     for f, c in zip(exe.functions, self._plain_code)]
-        self._arena_layout = [(s, a) for _, s, a in decoded]
+        self._plain_code = program.plain
+        self.code = program.code
+        self._arena_factories = program.arena_factories
         self._arenas: list[list] = [[] for _ in exe.functions]  # free arenas per function
         self.num_regs = [f.num_regs for f in exe.functions]
         self._inputs: dict[str, list] = {}
@@ -259,9 +255,9 @@ class VirtualMachine:
                     x = regs[r]
                     if x is not seen[i]:
                         seen[i] = x
-                        ptrs[i] = _address(x)
+                        ptrs[i] = address(x)
                 for i, r in changing:
-                    ptrs[i] = _address(regs[r])
+                    ptrs[i] = address(regs[r])
                 if a():
                     self._kernel_failed(a)
                 pc += skip
@@ -273,9 +269,9 @@ class VirtualMachine:
                     x = regs[r]
                     if x is not seen[i]:
                         seen[i] = x
-                        ptrs[i] = _address(x)
+                        ptrs[i] = address(x)
                 for i, r in d:
-                    ptrs[i] = _address(regs[r])
+                    ptrs[i] = address(regs[r])
                 if a():
                     self._kernel_failed(a)
                 pc += 1
@@ -289,8 +285,8 @@ class VirtualMachine:
                     return value
                 code, regs, arena, func, pc, dst = stack.pop()
                 regs[dst] = value
-            elif op == _ALLOC_STORAGE:
-                regs[a] = arena.buffers[b]
+            elif op == _ALLOC_STORAGE:  # dst, nbytes, alignment, slot
+                regs[a] = arena.buffers[d]
                 pc += 1
             elif op == _ALLOC_SLOT:
                 regs[a] = arena.views[b]
@@ -377,7 +373,7 @@ class VirtualMachine:
                 arrays = [regs[r] for r in b]
                 ptrs = a.ptrs
                 for i, x in enumerate(arrays):
-                    ptrs[i] = _address(x)
+                    ptrs[i] = address(x)
                 a.refresh_dims(arrays)
                 if a.call():
                     self._kernel_failed(a.call)
@@ -394,7 +390,7 @@ class VirtualMachine:
                 regs[a] = regs[b].reshape(regs[c])
                 pc += 1
             elif op == _DATA_DEPENDENT:
-                regs[c] = tuple(a(*[regs[r] for r in b]))
+                regs[c] = tuple(a.evaluate(*[regs[r] for r in b]))
                 pc += 1
             elif op == _SHAPE_OF:
                 regs[a] = np.array(regs[b].shape, c)
@@ -419,8 +415,8 @@ class VirtualMachine:
         free = self._arenas[func]
         if free:
             return free.pop()
-        storages, allocs = self._arena_layout[func]
-        return _Arena(storages, allocs) if storages else None
+        make = self._arena_factories[func]
+        return make() if make is not None else None
 
     def _kernel_failed(self, call) -> None:
         raise VMError(f"kernel {call.keep[2].name} returned an error status")

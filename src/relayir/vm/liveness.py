@@ -30,9 +30,9 @@ A post-pass over each function's emitted instructions (``optimize_function``):
    at a length it has seen allocates nothing new. Registers that die on a branch edge
    are freed with the frame.
 
-Every opcode's operands are described once in ``OPERANDS`` (which are registers the
-instruction defines or reads); a function using an opcode missing from the table is
-left unchanged, so new opcodes degrade to "no reuse", never to a wrong program.
+Which operands are registers the instruction defines or reads, and where it jumps,
+comes from the opcode table (``opcodes.py``); the rules here about which results hold
+memory and which reads keep a tensor private are this pass's own, keyed by opcode.
 
 ``PassContext(disabled_pass=["VMLiveness"])`` turns the whole pass off;
 ``disabled_pass=["VMStorageReuse"]`` keeps register reuse and kills but plans no
@@ -47,41 +47,8 @@ from collections import deque
 import numpy as np
 
 from ..runtime.memory_plan import pack_offsets
+from ..transform.pass_infra import PassContext
 from .bytecode import Instruction, Opcode, VMFunction
-
-DEF, USE, USES, IMM = "def", "use", "uses", "imm"
-
-# operand kinds of each opcode, in argument order
-OPERANDS: dict[Opcode, tuple[str, ...]] = {
-    Opcode.Move: (DEF, USE),
-    Opcode.Ret: (USE,),
-    Opcode.Invoke: (IMM, USES, DEF),
-    Opcode.InvokeClosure: (USE, USES, DEF),
-    Opcode.InvokePacked: (IMM, USES, USES),  # outputs are written in place: read
-    Opcode.AllocTensor: (DEF, IMM, IMM, USE, IMM),  # the last two: planned storage only
-    Opcode.AllocStorage: (DEF, IMM, IMM, IMM),
-    Opcode.AllocADT: (DEF, IMM, USES),
-    Opcode.AllocClosure: (DEF, IMM, USES),
-    Opcode.GetField: (DEF, USE, IMM),
-    Opcode.GetTag: (DEF, USE),
-    Opcode.If: (USE, USE, IMM, IMM),
-    Opcode.Goto: (IMM,),
-    Opcode.LoadConst: (DEF, IMM),
-    Opcode.LoadConsti: (DEF, IMM),
-    Opcode.Fatal: (IMM,),
-    Opcode.KillRegister: (USES, USES),  # registers to clear, those whose tensors are pooled
-    # dynamic shapes (shape_func.py)
-    Opcode.InvokeShapeFunc: (IMM, USES, DEF),
-    Opcode.AllocTensorReg: (DEF, USE, IMM),
-    Opcode.ReshapeTensor: (DEF, USE, USE),  # a view of its input: the input escapes
-    Opcode.InvokeDataDependent: (IMM, USES, DEF),
-    Opcode.ShapeOf: (DEF, USE, IMM),
-    # references: a stored value escapes (never private), so it is never planned or pooled
-    Opcode.RefCreate: (DEF, USE),
-    Opcode.RefRead: (DEF, USE),
-    Opcode.RefWrite: (USE, USE, DEF),  # the cell is mutated (read), not redefined; the
-    # optional DEF gets the unit ()
-}
 
 # registers defined by these hold no memory of their own: never worth a kill
 _NO_MEMORY = {Opcode.LoadConst, Opcode.LoadConsti, Opcode.GetTag}
@@ -97,26 +64,12 @@ _OPTIMISED = {Opcode.KillRegister, Opcode.AllocStorage}
 
 
 def defs_uses(ins: Instruction) -> tuple[list[int], list[int]]:
-    defs, uses = [], []
-    for kind, arg in zip(OPERANDS[ins.op], ins.args):
-        if kind == DEF:
-            defs.append(arg)
-        elif kind == USE:
-            uses.append(arg)
-        elif kind == USES:
-            uses.extend(arg)
-    return defs, uses
+    """The registers ``ins`` defines, and those it reads (the opcode table's roles)."""
+    return ins.op.spec.defs_uses(ins.args)
 
 
 def successors(i: int, ins: Instruction) -> tuple[int, ...]:
-    op, a = ins.op, ins.args
-    if op is Opcode.If:
-        return (i + a[2], i + a[3])
-    if op is Opcode.Goto:
-        return (i + a[0],)
-    if op is Opcode.Ret or op is Opcode.Fatal:
-        return ()
-    return (i + 1,)
+    return ins.op.spec.successors(i, ins.args)
 
 
 class Liveness:
@@ -206,7 +159,7 @@ def _colour(fn: VMFunction, graph: dict[int, set[int]]) -> dict[int, int]:
                 seen.add(r)
                 order.append(r)
         if ins.op is Opcode.Move:
-            prefer.setdefault(ins.args[0], ins.args[1])
+            prefer.setdefault(ins.operand("dst"), ins.operand("src"))
     for r in order:
         taken = {colour[n] for n in graph.get(r, ()) if n in colour}
         want = colour.get(prefer.get(r, -1))
@@ -238,7 +191,7 @@ def private_tensors(fn: VMFunction) -> set[int]:
         for r in defs:
             ndefs[r] = ndefs.get(r, 0) + 1
         if ins.op is Opcode.AllocTensor or ins.op is Opcode.AllocTensorReg:
-            allocs.append(ins.args[0])
+            allocs.append(ins.operand("dst"))
         if ins.op not in _PRIVATE_USES:
             escapes.update(uses)
     return {r for r in allocs if ndefs[r] == 1 and r not in escapes}
@@ -250,9 +203,9 @@ def storage_offsets(fn: VMFunction, graph: dict[int, set[int]]) -> tuple[dict[in
     private = private_tensors(fn)
     where, regs, sizes = [], [], []
     for i, ins in enumerate(fn.instructions):
-        if ins.op is not Opcode.AllocTensor or len(ins.args) > 3:
+        if ins.op is not Opcode.AllocTensor or ins.operand("storage") is not None:
             continue
-        dst, shape, dtype = ins.args[:3]
+        dst, shape, dtype = ins.operand("dst"), ins.operand("shape"), ins.operand("dtype")
         if dst in private and all(isinstance(d, (int, np.integer)) for d in shape):
             where.append(i)
             regs.append(dst)
@@ -267,8 +220,8 @@ def storage_offsets(fn: VMFunction, graph: dict[int, set[int]]) -> tuple[dict[in
 def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
     """The pass (see the module docstring); returns a new ``VMFunction``."""
     code = fn.instructions
-    if not code or any(ins.op not in OPERANDS or ins.op in _OPTIMISED for ins in code):
-        return fn  # an opcode this pass does not know, or already optimised
+    if not code or any(ins.op in _OPTIMISED for ins in code):
+        return fn  # already optimised
     live = Liveness(fn)
     graph = interference(fn, live)
     colour = _colour(fn, graph)
@@ -279,7 +232,7 @@ def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
         if ins.op in _HOLDS_MEMORY:
             memory_regs.update(defs_uses(ins)[0])
     for i in offsets:
-        memory_regs.discard(code[i].args[0])
+        memory_regs.discard(code[i].operand("dst"))
     memory_regs -= set(range(len(fn.param_names)))
     for ins in code:
         if ins.op in _NO_MEMORY:
@@ -299,11 +252,12 @@ def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
     new_index = []
     for i, ins in enumerate(code):
         new_index.append(len(out))
-        args = _renamed(ins, colour)
-        if i in offsets:
-            args = args[:3] + (storage, offsets[i])
+        spec = ins.op.spec
+        args = spec.renamed(ins.args, colour)
+        if i in offsets:  # AllocTensor's optional operands: storage register, offset
+            args = args[:spec.required] + (storage, offsets[i])
         if unread[i] and ins.op is Opcode.RefWrite:
-            args = args[:2]  # the write stays, its unit goes
+            args = args[:spec.required]  # the write stays, its optional unit goes
         if not vanishes[i]:
             out.append(Instruction(ins.op, args))
         if live.succ[i] != (i + 1,) or i + 1 >= len(code):
@@ -323,11 +277,10 @@ def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
     new_index.append(len(out))
     old_index = {j: i for i, j in enumerate(new_index)}
     for j, ins in enumerate(out):  # jump offsets are relative: re-aim them
-        if ins.op is Opcode.If or ins.op is Opcode.Goto:
+        if ins.op.spec.jumps:
             old = old_index[j]
             a = list(ins.args)
-            positions = (2, 3) if ins.op is Opcode.If else (0,)
-            for p in positions:
+            for p in ins.op.spec.jumps:
                 a[p] = new_index[old + code[old].args[p]] - j
             out[j] = Instruction(ins.op, tuple(a))
     nregs = max(list(colour.values()) + [len(fn.param_names) - 1]) + 1 if colour else 0
@@ -338,35 +291,22 @@ def optimize_function(fn: VMFunction, storage_reuse: bool = True) -> VMFunction:
 
 def _vanishes(ins: Instruction, colour: dict[int, int]) -> bool:
     """A ``Move`` whose two registers were coalesced."""
-    return ins.op is Opcode.Move and colour[ins.args[0]] == colour[ins.args[1]]
+    return ins.op is Opcode.Move and colour[ins.operand("dst")] == colour[ins.operand("src")]
 
 
 def _unread_unit(ins: Instruction, live_out) -> bool:
     """A unit ``()`` (an empty tuple, or a ``RefWrite``'s result) that nothing reads:
     the write stays, the unit is dropped."""
     if ins.op is Opcode.RefWrite:
-        return len(ins.args) > 2 and ins.args[2] not in live_out
-    return ins.op is Opcode.AllocADT and ins.args[1] < 0 and not ins.args[2] \
-        and ins.args[0] not in live_out
-
-
-def _renamed(ins: Instruction, colour: dict[int, int]) -> tuple:
-    args = []
-    for kind, arg in zip(OPERANDS[ins.op], ins.args):
-        if kind in (DEF, USE):
-            args.append(colour[arg])
-        elif kind == USES:
-            args.append(tuple(colour[r] for r in arg))
-        else:
-            args.append(arg)
-    return tuple(args) + tuple(ins.args[len(OPERANDS[ins.op]):])
+        unit = ins.operand("dst")
+        return unit is not None and unit not in live_out
+    return ins.op is Opcode.AllocADT and ins.operand("ctor") < 0 \
+        and not ins.operand("fields") and ins.operand("dst") not in live_out
 
 
 def optimize_functions(functions: list) -> list:
     """The compiler's hook: ``optimize_function`` on every function, as the current
     ``PassContext`` allows."""
-    from ..transform.pass_infra import PassContext
-
     disabled = PassContext.current().disabled_pass
     if "VMLiveness" in disabled:
         return list(functions)
@@ -374,16 +314,13 @@ def optimize_functions(functions: list) -> list:
     return [optimize_function(f, reuse) for f in functions]
 
 
-def stable_registers(fn: VMFunction) -> list[int] | None:
+def stable_registers(fn: VMFunction) -> list[int]:
     """Per instruction, the bitset of registers whose value there was surely set by a
     ``LoadConst``, an ``AllocStorage`` or ``AllocTensor`` on planned storage, or the
     caller (a parameter): values that stay the same objects from run to run, so the
     interpreter may keep them to skip recomputing their addresses. A forward "must"
-    dataflow (intersection at joins).
-    ``None`` for a function with an opcode ``OPERANDS`` does not know."""
+    dataflow (intersection at joins)."""
     code = fn.instructions
-    if any(ins.op not in OPERANDS for ins in code):
-        return None
     n = len(code)
     everything = -1  # all registers: the identity of intersection
     stable_in = [everything] * n
@@ -391,7 +328,7 @@ def stable_registers(fn: VMFunction) -> list[int] | None:
     for ins in code:
         defs = _bits(defs_uses(ins)[0])
         same = ins.op is Opcode.LoadConst or ins.op is Opcode.AllocStorage or (
-            ins.op is Opcode.AllocTensor and len(ins.args) > 3)
+            ins.op is Opcode.AllocTensor and ins.operand("storage") is not None)
         gen.append(defs if same else 0)
         kill.append(defs)
     succ = [successors(i, ins) for i, ins in enumerate(code)]
@@ -411,9 +348,10 @@ def stable_registers(fn: VMFunction) -> list[int] | None:
 
 def storage_bytes(fn: VMFunction) -> int:
     """Bytes of one activation's arena (its ``AllocStorage`` buffers)."""
-    return sum(ins.args[1] for ins in fn.instructions if ins.op is Opcode.AllocStorage)
+    return sum(ins.operand("nbytes") for ins in fn.instructions
+               if ins.op is Opcode.AllocStorage)
 
 
-__all__ = ["Liveness", "OPERANDS", "defs_uses", "interference", "optimize_function",
+__all__ = ["Liveness", "defs_uses", "interference", "optimize_function",
            "optimize_functions", "private_tensors", "stable_registers", "storage_bytes",
            "storage_offsets", "successors"]

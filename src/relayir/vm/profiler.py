@@ -91,7 +91,7 @@ def profile(vm, func_name: str, args: tuple, kwargs: dict, number: int = 1) -> V
             op_t[op] = op_t.get(op, 0.0) + t
             op_n[op] = op_n.get(op, 0) + n
             if ins.op is Opcode.InvokePacked:
-                name = vm.exe.kernel_names[ins.args[0]]
+                name = vm.exe.kernel_names[ins.operand("kernel")]
                 kernel_t[name] = kernel_t.get(name, 0.0) + t
                 kernel_n[name] = kernel_n.get(name, 0) + n
     return VMProfileReport(ProfileReport.make(kernel_t, kernel_n, wall * 1e3, number),

@@ -21,9 +21,11 @@
   function as Relay text, rebuilt into a ``ShapeFunction`` on load.
 
 ``Executable.load(path)`` checks the format and its version (another one is a clear
-``ModuleFormatError``) and validates every operand index against its table, so a
-corrupt file fails at load, not inside a kernel (planned storage is checked too: each
-view must lie inside its ``AllocStorage`` buffer).
+``ModuleFormatError``) and validates every instruction against the opcode table
+(``opcodes.py``): its operand count, and each operand by its role (registers, indices
+into their tables, jumps, shapes, dtypes), so a corrupt file fails at load, not inside
+a kernel (planned storage is checked too: each view must lie inside its
+``AllocStorage`` buffer).
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ import os
 import numpy as np
 
 from ..ir.types import GlobalTypeVar, TensorType, TupleType
-from ..runtime.numpy_kernels import NumpyKernel
 from ..runtime.module import (
     ModuleFormatError,
     library_entry,
@@ -43,7 +44,10 @@ from ..runtime.module import (
     read_archive,
     write_archive,
 )
+from ..runtime.numpy_kernels import NumpyKernel
 from .bytecode import Instruction, Opcode, VMFunction
+from .decode import VMError, planned_storage
+from .opcodes import DTYPE, IMM, JUMP, SHAPE
 
 FORMAT = "relayir.vm_executable"
 FORMAT_VERSION = 2  # 2: planned storage (AllocStorage; AllocTensor on storage + offset)
@@ -230,15 +234,6 @@ def _json_function(obj: dict) -> VMFunction:
                       int(obj["num_regs"]), bool(obj["closure"]))
 
 
-# operand position → the table it indexes (registers are checked through liveness.OPERANDS)
-_INDEXED = {
-    Opcode.Invoke: (0, "functions"), Opcode.AllocClosure: (1, "functions"),
-    Opcode.InvokePacked: (0, "kernels"), Opcode.LoadConst: (1, "constants"),
-    Opcode.AllocADT: (1, "constructors"), Opcode.Fatal: (0, "messages"),
-    Opcode.InvokeShapeFunc: (0, "shape_funcs"), Opcode.InvokeDataDependent: (0, "kernels"),
-}
-
-
 def _validate(path, exe) -> None:
     try:
         _check_operands(path, exe)
@@ -247,32 +242,63 @@ def _validate(path, exe) -> None:
 
 
 def _check_operands(path, exe) -> None:
-    from .decode import VMError, _planned_view, _storage_bindings
-    from .liveness import OPERANDS, defs_uses
-
+    """Every instruction's operands against the opcode table: their count, and each by
+    its role (registers in the function's range, indices in their table's, jumps inside
+    the function); then the planned storage (bound once, every view inside its
+    buffer), so a corrupt file fails here, not inside a kernel."""
     for fn in exe.functions:
-        try:  # planned storage: bound once, every view inside its buffer
-            bound = _storage_bindings(fn)
-            for pc, ins in enumerate(fn.instructions):
-                if ins.op is Opcode.AllocTensor and len(ins.args) > 3:
-                    _planned_view(fn, pc, bound)
+        for pc, ins in enumerate(fn.instructions):
+            spec, args = ins.op.spec, ins.args
+            where = f"{path}: @{fn.name} instruction {pc} ({ins.op.name})"
+            if len(args) not in spec.arities:
+                raise ModuleFormatError(f"{where}: {len(args)} operands, expected "
+                                        f"{' or '.join(map(str, spec.arities))}")
+            for operand, value in zip(spec.operands, args):
+                problem = _operand_problem(operand.role, value, pc, fn, exe)
+                if problem:
+                    raise ModuleFormatError(f"{where}: operand {operand.name}: {problem}")
+        try:
+            planned_storage(fn)
         except VMError as exc:
             raise ModuleFormatError(f"{path}: {exc}") from None
-        for pc, ins in enumerate(fn.instructions):
-            where = f"{path}: @{fn.name} instruction {pc} ({ins.op.name})"
-            if ins.op in _INDEXED:
-                pos, table = _INDEXED[ins.op]
-                n = len(getattr(exe, table))
-                index = ins.args[pos]
-                if not isinstance(index, int) or not (-1 if table == "constructors" else 0) \
-                        <= index < n:
-                    raise ModuleFormatError(f"{where}: {table} index {index} out of range")
-            if ins.op in OPERANDS:
-                defs, uses = defs_uses(ins)
-                bad = [r for r in defs + uses if not isinstance(r, int)
-                       or not 0 <= r < fn.num_regs]
-                if bad:
-                    raise ModuleFormatError(f"{where}: registers {bad} out of range")
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _operand_problem(role, value, pc: int, fn: VMFunction, exe) -> str | None:
+    """What is wrong with ``value`` as an operand of ``role`` at ``pc``, or ``None``."""
+    if role.register is not None:
+        if role.many and not isinstance(value, tuple):
+            return f"expected a tuple of registers, found {value!r}"
+        bad = [r for r in (value if role.many else (value,))
+               if not _is_int(r) or not 0 <= r < fn.num_regs]
+        return f"registers {bad} out of range" if bad else None
+    if role.table is not None:
+        n = len(getattr(exe, role.table))
+        ok = _is_int(value) and role.first <= value < n
+        return None if ok else f"{role.table} index {value!r} out of range"
+    if role is JUMP:
+        ok = _is_int(value) and 0 <= pc + value < len(fn.instructions)
+        return None if ok else f"jump offset {value!r} leaves the function"
+    if role is SHAPE:
+        ok = isinstance(value, tuple) and all(_is_int(d) and d >= 0 for d in value)
+        return None if ok else f"expected a shape (non-negative ints), found {value!r}"
+    if role is DTYPE:
+        return None if isinstance(value, str) and _is_dtype(value) else \
+            f"expected a dtype name, found {value!r}"
+    if role is IMM:
+        return None if _is_int(value) else f"expected an int, found {value!r}"
+    raise ModuleFormatError(f"no load-time check for operands of role {role.name}")
+
+
+def _is_dtype(name: str) -> bool:
+    try:
+        np.dtype(name)
+    except TypeError:
+        return False
+    return True
 
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load", "save"]
