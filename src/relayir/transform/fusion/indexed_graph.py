@@ -22,21 +22,17 @@ from __future__ import annotations
 
 from collections import deque
 
-from ...ir.adt import Constructor, Match
+from ...ir.adt import Constructor
 from ...ir.expr import (
     Call,
     Constant,
     Expr,
     Function,
-    If,
-    Let,
     Op,
-    RefCreate,
-    RefRead,
-    RefWrite,
     Tuple,
     TupleGetItem,
 )
+from ...ir.node_table import NODES
 from ...ir.op import OpPattern
 from ...ir.types import TensorType, TupleType
 
@@ -72,33 +68,29 @@ def _is_graph_node(e: Expr) -> bool:
 
 
 def _walk_info(e: Expr):
-    """``(children in this scope, external reads, roots of new scopes)`` of a node."""
+    """``(children in this scope, external reads, roots of new scopes)`` of a node, from
+    the node table: a child with a block role (an ``if`` branch, a clause, a function
+    body) starts a new scope; the others are walked in this one. Fusion's own policy on
+    top: only op calls, tuples and projections fuse with their inputs, so every input of
+    any other node (a let, an ``if`` condition, a reference op, a closure call's callee)
+    is an external read; a primitive function is not entered."""
     t = type(e)
-    if t is Call:
-        op = e.op
-        if isinstance(op, (Op, Constructor)):
-            return e.args, (), ()
-        return (op, *e.args), (op,), ()
-    if t is Tuple:
-        return e.fields, (), ()
-    if t is TupleGetItem:
-        return (e.tuple_value,), (), ()
-    if t is Let:
-        kids = (e.var, e.value, e.body)
-        return kids, kids, ()
-    if t is If:
-        return (e.cond,), (e.cond,), (e.true_branch, e.false_branch)
-    if t is Match:
-        return (e.data,), (e.data,), tuple(c.rhs for c in e.clauses)
     if t is Function:
         return (), (), (() if e.is_primitive else (e.body,))
-    if t is RefCreate:
-        return (e.value,), (e.value,), ()
-    if t is RefRead:
-        return (e.ref,), (e.ref,), ()
-    if t is RefWrite:
-        return (e.ref, e.value), (e.ref, e.value), ()
-    return (), (), ()
+    kind = NODES[t]
+    children, roles = kind.children(e), kind.roles(e)
+    if roles is None:
+        here, blocks = children, ()
+    else:
+        here = tuple(c for c, r in zip(children, roles) if r < 0)
+        blocks = tuple(c for c, r in zip(children, roles) if r >= 0)
+    if t is Call:  # an op or constructor callee is not a child; a value callee is
+        reads = () if isinstance(e.op, (Op, Constructor)) else (e.op,)
+    elif t is Tuple or t is TupleGetItem:
+        reads = ()
+    else:
+        reads = here
+    return here, reads, blocks
 
 
 class IndexedGraph:
