@@ -12,6 +12,7 @@ from .common import (
     UnsupportedOperatorError,
     sanitize_name,
 )
+from .load_model import load_model
 
 
 def from_pytorch(model, input_infos, default_dtype="float32", keep_params_as_inputs=True):
