@@ -1,7 +1,8 @@
 """``create_executor``: Relay's one entry point for running a module.
 
 ``"debug"`` is the reference interpreter; ``"graph"`` builds ``@main`` with
-``relayir.build`` and runs it on the graph executor; ``"vm"`` compiles the module with
+``relayir.build`` and runs it on the graph executor; ``"aot"`` builds it into one native
+entry point (``executor="aot"``) run by ``AotModule``; ``"vm"`` compiles the module with
 ``relayir.vm.compile``. This module sits above the back end and the VM (it uses both),
 so the executors are one table here, not registered from below.
 """
@@ -17,6 +18,7 @@ from .errors import Error
 from .ir.expr import Expr, Function, const
 from .ir.module import IRModule
 from .ir.types import TupleType
+from .runtime.executor import AotModule
 from .runtime.graph_executor import GraphExecutorError, GraphModule
 from .runtime.interpreter import Interpreter
 from .runtime.tensors import check_tensor_input
@@ -68,6 +70,9 @@ class DebugExecutor:
 class GraphExecutor:
     """``create_executor("graph", mod, target=...)``: build ``@main``, run it per call."""
 
+    executor = "graph"  # what ``build`` makes, and what runs it
+    runner = GraphModule
+
     def __init__(self, mod, target="numpy", device=None):
         self.mod = mod
         self.target = target
@@ -80,10 +85,10 @@ class GraphExecutor:
                 raise GraphExecutorError("the graph executor evaluates @main or a function")
             mod = mod.copy()
             mod["main"] = expr
-        lib = build(mod, target=self.target)
-        gm = GraphModule(lib)
+        lib = build(mod, target=self.target, executor=self.executor)
+        gm = self.runner(lib)
         ret = lib.ir_mod["main"].checked_type.ret_type
-        names = gm._input_names
+        names = list(gm.get_input_info()[0])
         n_out = gm.get_num_outputs()
 
         def run(*args, **kwargs):
@@ -112,6 +117,13 @@ def _restructure(ty, flat: Sequence[np.ndarray]):
         return next(it)
 
     return build(ty)
+
+
+class AotExecutor(GraphExecutor):
+    """``create_executor("aot", mod, target="cpu")``: ``@main`` as one native entry point."""
+
+    executor = "aot"
+    runner = AotModule
 
 
 class VMExecutor:
@@ -146,12 +158,13 @@ class VMExecutor:
 
 
 EXECUTORS: dict[str, type] = {"debug": DebugExecutor, "graph": GraphExecutor,
-                              "vm": VMExecutor}
+                              "aot": AotExecutor, "vm": VMExecutor}
 
 
 def create_executor(kind: str = "debug", mod: IRModule | None = None, device=None,
                     target: str = "numpy", params=None):
-    """Relay's ``create_executor``; ``kind`` is ``"debug"``, ``"graph"`` or ``"vm"``."""
+    """Relay's ``create_executor``; ``kind`` is ``"debug"``, ``"graph"``, ``"aot"`` or
+    ``"vm"``."""
     if mod is None:
         mod = IRModule()
     try:

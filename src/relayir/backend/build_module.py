@@ -9,7 +9,10 @@ The steps, under the current ``PassContext``:
    primitive function per distinct kernel (``graph_codegen``);
 4. lowering: ``lowering.lower`` turns the primitive functions into a kernel library
    (``numpy``: the ops' numpy references; ``cpu``: generated C), the same function
-   ``vm.compile`` uses.
+   ``vm.compile`` uses;
+5. ``executor="aot"`` only: the graph's kernel calls and memory plan become one C
+   entry point compiled with the kernels and the weights into one library
+   (``aot_codegen``); the result runs with ``relayir.runtime.executor.AotModule``.
 
 Targets (``target.Target``): ``"numpy"``, and ``"cpu"`` with its TVM-style aliases
 ``"llvm"``, ``"llvm -mcpu=..."`` and ``"c"``.
@@ -25,12 +28,13 @@ from ..ir.expr import Function, const
 from ..ir.functor import post_order
 from ..ir.module import IRModule
 from ..ir.types import TensorType
+from ..runtime.executor import AotExecutorFactoryModule, AotLibrary
 from ..runtime.module import GraphExecutorFactoryModule
 from ..transform import pipeline
 from ..transform.bind import bind_params
 from ..typing.infer import infer_module
-from . import lowering
-from .graph_codegen import check_static, graph_codegen
+from . import aot_codegen, lowering
+from .graph_codegen import GraphCodegenError, check_static, graph_codegen
 from .target import BuildError, Target
 
 # ---------------------------------------------------------------- optimisation
@@ -80,26 +84,52 @@ def _fits(shape: tuple, declared: tuple) -> bool:
 
 
 def build(mod: IRModule | Function, target="numpy", params: dict | None = None,
-          executor: str = "graph", mod_name: str = "default") -> GraphExecutorFactoryModule:
-    """Relay's ``relay.build``: compile ``mod["main"]`` for the graph executor."""
+          executor: str = "graph", mod_name: str = "default"
+          ) -> GraphExecutorFactoryModule | AotExecutorFactoryModule:
+    """Relay's ``relay.build``: compile ``mod["main"]`` for the graph executor, or with
+    ``executor="aot"`` into one native entry point (C prefix ``relayir_`` for the default
+    ``mod_name``, else ``relayir_<mod_name>_``)."""
     if isinstance(mod, Function):
         mod = IRModule.from_expr(mod)
     if not isinstance(mod, IRModule):
         raise BuildError(f"build takes an IRModule or a Function, found {type(mod).__name__}")
-    if executor != "graph":
-        raise BuildError(f"build makes modules for the graph executor; executor={executor!r} "
-                         f"is built with relayir.vm.compile (vm) or its own entry point")
+    if executor not in ("graph", "aot"):
+        raise BuildError(f"build makes modules for the graph or the aot executor; "
+                         f"executor={executor!r} is built with relayir.vm.compile (vm)")
     tgt = Target.parse(target)  # fail before any work when the target is unknown
+    if executor == "aot":
+        aot_codegen.check_aot_target(tgt)
+        aot_codegen.aot_prefix(mod_name)
     if params:
         mod = bind_param_arrays(mod, params)
     typed = mod.copy()
     infer_module(typed)
+    if executor == "aot":
+        aot_codegen.check_static_signature(typed["main"])
     for p in typed["main"].params:
         check_static(p.checked_type, f"input %{p.name_hint}")
     fused = optimize(typed, tgt)
+    if executor == "aot":
+        return _build_aot(fused, tgt, mod_name)
     graph, consts, functions = graph_codegen(fused["main"])
     lib = lowering.lower(functions, tgt)
     return GraphExecutorFactoryModule(json.dumps(graph), lib, consts, str(tgt), mod_name, fused)
+
+
+def _build_aot(fused: IRModule, tgt: Target, mod_name: str) -> AotExecutorFactoryModule:
+    """The graph executor's schedule, plan and kernels, as one C entry point."""
+    try:
+        graph, consts, functions = graph_codegen(fused["main"])
+    except GraphCodegenError as exc:
+        raise aot_codegen.AotBuildError(
+            f"executor=\"aot\" compiles the graph executor's static schedule: {exc}") from None
+    aot_codegen.check_c_only(functions)
+    lib = lowering.lower(functions, tgt)
+    aot_codegen.check_c_only(functions, lib)
+    sources = aot_codegen.aot_sources(graph, consts, lib, mod_name, str(tgt))
+    library = AotLibrary(aot_codegen.compile_aot(sources, mod_name))
+    return AotExecutorFactoryModule(library, str(tgt), mod_name, sources, json.dumps(graph),
+                                    fused)
 
 
 __all__ = ["BuildError", "Target", "bind_param_arrays", "build", "optimize"]

@@ -19,6 +19,7 @@ from ..backend import build
 from ..backend.target import Target
 from ..codegen import cache
 from ..ir.types import TensorType
+from ..runtime.executor import AotModule
 from ..runtime.graph_executor import GraphModule
 from ..runtime.module import GraphExecutorFactoryModule, load_module
 from ..transform import ConvertLayout, PassContext
@@ -29,10 +30,6 @@ from .console import Console
 from .instruments import DumpIR, PassProgress
 from .runners import CommandError, InputSpec, ModuleRunner, Runner, VMRunner, dims
 
-try:  # the AOT executor lands separately; --executor aot reports a BuildError until then
-    from ..runtime.executor import AotModule
-except ImportError:
-    AotModule = None
 try:  # the tuning layer lands separately; --tuning-records needs it
     from .. import autotune
 except ImportError:
@@ -68,8 +65,6 @@ class Compiled:
             return VMRunner(self.artifact)
         if self.kind == "graph":
             return ModuleRunner(GraphModule(self.artifact), "graph")
-        if AotModule is None:
-            raise CommandError("this relayir has no AOT executor (relayir.runtime.executor)")
         return ModuleRunner(AotModule(self.artifact), "aot")
 
     def kernel_source(self) -> str | None:

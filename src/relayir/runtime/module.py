@@ -15,7 +15,9 @@ pickle:
 - the library's own files (``lib.so`` for the C target).
 
 ``load_module(path)`` reads it back (checking the format and its version) into a
-factory module, which ``relayir.graph_executor.GraphModule`` runs.
+factory module, which ``relayir.graph_executor.GraphModule`` runs. Given a shared
+library (an AOT module's ``export_library("model.so")``: an ELF file, not a zip), it
+returns the ``AotExecutorFactoryModule`` that ``runtime.executor.AotModule`` runs.
 
 ``write_archive`` / ``read_archive`` (atomic write; format and version check) and
 ``library_entry`` / ``load_library_entry`` (a kernel library's table and files) are
@@ -34,6 +36,7 @@ import numpy as np
 
 from ..errors import Error
 from ..version import __version__
+from .executor import AotExecutorFactoryModule, is_shared_library, load_aot_module
 from .graph_executor import GraphModule
 from .libraries import load_library
 from .memory_plan import MemoryPlan
@@ -185,8 +188,12 @@ def export_library(module: GraphExecutorFactoryModule, path: str | os.PathLike) 
                   stored=("params.npz", "lib.so"))  # barely compressible: load is a copy
 
 
-def load_module(path: str | os.PathLike) -> GraphExecutorFactoryModule:
-    """Read a module written by ``export_library``; kernels are rebuilt or loaded."""
+def load_module(path: str | os.PathLike
+                ) -> GraphExecutorFactoryModule | AotExecutorFactoryModule:
+    """Read a module written by ``export_library``; kernels are rebuilt or loaded. A
+    shared library is an AOT module (checked for this CPU before it is loaded)."""
+    if is_shared_library(path):
+        return load_aot_module(path)
     meta, members = read_archive(path, FORMAT, READ_VERSIONS, ("graph.json", "params.npz"))
     graph_json = members["graph.json"].decode()
     params = load_params(members["params.npz"])
