@@ -89,6 +89,19 @@ class Expr(Node):
     def __neg__(self):
         return Call(Op.get("negative"), (self,))
 
+    # comparisons build calls, as in Relay; ``==`` stays identity (nodes are dict keys)
+    def __lt__(self, other):
+        return _binary("less", self, other)
+
+    def __gt__(self, other):
+        return _binary("greater", self, other)
+
+    def __le__(self, other):
+        return _binary("less_equal", self, other)
+
+    def __ge__(self, other):
+        return _binary("greater_equal", self, other)
+
     def __getitem__(self, index: int):
         if not isinstance(index, int):
             raise Error(
@@ -98,6 +111,10 @@ class Expr(Node):
 
     def __iter__(self):
         raise TypeError("a Relay expression is not iterable; index tuple fields with expr[i]")
+
+    def __call__(self, *args):
+        """``f(x)`` calls the function value ``f`` (a variable, a field, ...), as in Relay."""
+        return Call(self, tuple(as_expr(a) for a in args))
 
     def astype(self, dtype: str):
         cast = Op.get("cast")

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from importlib import resources
+
 from ..errors import Error
 from .adt import Constructor, TypeData
 from .expr import Expr, Function, GlobalVar
 from .types import GlobalTypeVar
+
+# Relay's standard library files, all found in relayir's prelude
+STD_FILES = frozenset({"prelude.rly", "nat.rly", "core.rly", "prelude.relay"})
 
 
 class IRModule:
@@ -45,9 +50,17 @@ class IRModule:
         for ctor in type_data.constructors:
             self._constructors[ctor.name_hint] = ctor
 
-    def __setitem__(self, key: str | GlobalVar, func: Function) -> None:
+    def __setitem__(self, key: str | GlobalVar | GlobalTypeVar, func: Function | TypeData
+                    ) -> None:
+        if isinstance(func, TypeData):  # mod[List] = TypeData(List, ...), as in Relay
+            name = key if isinstance(key, str) else key.name_hint
+            if name != func.header.name_hint:
+                raise Error(f"type definition {func.header.name_hint} stored as {name}")
+            self.add_type(func)
+            return
         if not isinstance(func, Function):
-            raise Error(f"a module holds functions; {key} is a {type(func).__name__}")
+            raise Error(f"a module holds functions and type definitions; {key} is a "
+                        f"{type(func).__name__}")
         gv = self.get_global_var(key) if isinstance(key, str) and key in self._global_vars else key
         if isinstance(gv, str):
             gv = GlobalVar(gv)
@@ -74,7 +87,12 @@ class IRModule:
 
     # ------------------------------------------------------------ lookup
 
-    def __getitem__(self, key: str | GlobalVar) -> Function:
+    def __getitem__(self, key: str | GlobalVar | GlobalTypeVar) -> Function | TypeData:
+        if isinstance(key, GlobalTypeVar):
+            try:
+                return self.type_definitions[key]
+            except KeyError:
+                raise Error(f"module has no type {key.name_hint}") from None
         gv = self.get_global_var(key) if isinstance(key, str) else key
         try:
             return self.functions[gv]
@@ -100,6 +118,29 @@ class IRModule:
             return self._type_vars[name]
         except KeyError:
             raise Error(f"module has no type {name}") from None
+
+    def get_global_type_vars(self) -> list[GlobalTypeVar]:
+        return list(self.type_definitions)
+
+    def get_type(self, name: str) -> tuple:
+        """Relay's ``get_type``: ``(type var, constructor...)`` of the ADT ``name``."""
+        gtv = self.get_global_type_var(name)
+        return (gtv, *self.type_definitions[gtv].constructors)
+
+    def update_func(self, var: str | GlobalVar, func: Function) -> None:
+        self[var] = func
+
+    def import_from_std(self, file_to_import: str) -> None:
+        """Relay's standard library files (``prelude.rly``, ``nat.rly``, ...) are all in
+        relayir's one prelude (``relayir/prelude.relay``): add it unless it is here."""
+        if file_to_import not in STD_FILES:
+            raise Error(f"import_from_std: unknown file {file_to_import!r}; relayir has "
+                        f"{', '.join(sorted(STD_FILES))} (all one prelude)")
+        if not self.has_type("List"):
+            from .parser import parse
+
+            text = resources.files("relayir").joinpath("prelude.relay").read_text()
+            self.update(parse(text, "prelude.relay", init_module=self))
 
     def get_constructor(self, name: str) -> Constructor:
         try:

@@ -235,6 +235,10 @@ class GlobalTypeVar(Type):
     def __hash__(self) -> int:
         return hash(("GlobalTypeVar", self.name_hint))
 
+    def __call__(self, *args: Type) -> TypeCall:
+        """``List(a)`` is ``List[a]``, as in Relay."""
+        return TypeCall(self, args)
+
 
 @dataclass(frozen=True, slots=True, repr=False)
 class TypeCall(Type):

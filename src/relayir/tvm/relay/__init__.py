@@ -1,0 +1,60 @@
+"""``tvm.relay``: relayir's public API under Relay's names, with Relay's semantics where
+they differ (docs/tvm-compat.md lists every difference).
+
+Everything is relayir's own object (``relay.Function is relayir.Function``); what
+differs is wrapped here: ``build`` / ``create_executor`` (default target ``"llvm"``,
+TVM values out), the multi-output ops (``TupleWrapper``), the shape-taking ops (``dyn``
+when a shape is an expression), ``var``, ``shape_of`` (int32), ``gradient``
+(higher order by default) and the ``Prelude`` attribute names. ``relay.testing`` and
+``relay.frontend`` are imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ...ir import *  # noqa: F403
+from ...ir.parser import parse_expr
+from ...ir.types import SymbolicDim
+from ...typing.infer import infer_expr
+from . import (
+    adt,
+    analysis,
+    backend,
+    build_module,
+    expr,
+    function,
+    loops,
+    op,
+    prelude,
+    scope_builder,
+    transform,
+    ty,
+    vm,
+)
+from ._text import fromtext, parse
+from .build_module import bind_params_by_name, build, create_executor, optimize
+from .expr import TupleWrapper, bind, const, var
+from .op import *  # noqa: F403
+from .op import nn
+from .prelude import Prelude
+from .scope_builder import ScopeBuilder
+from .transform import gradient
+
+image = op.image
+vision = op.vision
+dyn = op.dyn
+ShapeVar = SymbolicDim
+_LAZY = ("testing", "frontend")
+
+
+def __getattr__(name: str):
+    """``relay.testing`` and ``relay.frontend`` on first use (Relay imports them only on
+    ``from tvm.relay import testing``; here attribute access works too)."""
+    if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def type_of(e):
+    return infer_expr(e).checked_type

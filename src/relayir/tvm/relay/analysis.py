@@ -1,0 +1,63 @@
+"""``relay.analysis``: variable and well-formedness analyses, and a few counters."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ...ir.analysis import (
+    all_vars,
+    bound_vars,
+    check_well_formed,
+    free_type_vars,
+    free_vars,
+    well_formed,
+)
+from ...ir.expr import Call, Function, Op
+from ...ir.functor import post_order
+from ...ir.structural import structural_hash
+from ...ir.types import Kind, TypeVar
+from ...transform import FuseOps, InferType
+
+
+def all_type_vars(expr_or_type, mod=None) -> list:
+    """Free type variables of a type, or of a function's signature and type params."""
+    if isinstance(expr_or_type, Function):
+        out = list(expr_or_type.type_params)
+        for v in free_type_vars(expr_or_type):
+            if v not in out:
+                out.append(v)
+        return out
+    return free_type_vars(expr_or_type)
+
+
+def bound_type_vars(expr, mod=None) -> list:
+    return list(expr.type_params) if isinstance(expr, Function) else []
+
+
+def check_kind(t, mod=None) -> Kind:
+    """The kind of a type: ``Kind.Type`` for every type relayir builds (a type variable
+    has its declared kind)."""
+    return t.kind if isinstance(t, TypeVar) else Kind.Type
+
+
+def count_ops(expr) -> Counter:
+    """How many times each op is called in ``expr``."""
+    return Counter(n.op.name for n in post_order(expr)
+                   if isinstance(n, Call) and isinstance(n.op, Op))
+
+
+def extract_fused_functions(mod) -> dict:
+    """``{structural hash: primitive function}`` of the fused module (FuseOps at the
+    current opt level)."""
+    fused = FuseOps()(InferType()(mod))
+    out = {}
+    for fn in fused.functions.values():
+        for n in post_order(fn):
+            if isinstance(n, Function) and n.is_primitive:
+                out[structural_hash(n)] = n
+    return out
+
+
+__all__ = ["all_type_vars", "all_vars", "bound_type_vars", "bound_vars", "check_kind",
+           "check_well_formed", "count_ops", "extract_fused_functions", "free_type_vars",
+           "free_vars", "well_formed"]

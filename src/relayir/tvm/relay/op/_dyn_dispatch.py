@@ -1,0 +1,112 @@
+"""Relay's shape-taking ops pick the ``dyn.*`` op when a shape argument is an
+expression (a constant counts as its value), as ``relay.reshape(x, shape_expr)`` does;
+relayir's constructors take static shapes only and keep ``dyn.*`` separate."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....ir.expr import Constant, Expr
+from ....op import dynamic as dyn
+from ....op.algorithm import arange as _arange
+from ....op.algorithm import trilu as _trilu
+from ....op.nn.layers import pad as _pad
+from ....op.scatter import gather_nd as _gather_nd
+from ....op.transform.creation import full as _full
+from ....op.transform.creation import ones as _ones
+from ....op.transform.creation import zeros as _zeros
+from ....op.transform.index import strided_slice as _strided_slice
+from ....op.transform.replicate import broadcast_to as _broadcast_to
+from ....op.transform.replicate import tile as _tile
+from ....op.transform.shape import reshape as _reshape
+
+
+def _value(arg):
+    """A ``Constant`` as its Python value; anything else unchanged."""
+    if isinstance(arg, Constant):
+        data = np.asarray(arg.data)
+        return data.tolist()
+    return arg
+
+
+def _is_expr(*args) -> bool:
+    return any(isinstance(a, Expr) for a in args)
+
+
+def reshape(data, newshape, allowzero: bool = False):
+    newshape = _value(newshape)
+    if _is_expr(newshape):
+        return dyn.reshape(data, newshape, allowzero)
+    return _reshape(data, newshape, allowzero)
+
+
+def full(fill_value, shape=(), dtype: str = ""):
+    shape = _value(shape)
+    if _is_expr(shape):
+        return dyn.full(fill_value, shape, dtype or None)
+    return _full(fill_value, shape, dtype)
+
+
+def zeros(shape, dtype: str = "float32"):
+    shape = _value(shape)
+    return dyn.zeros(shape, dtype) if _is_expr(shape) else _zeros(shape, dtype)
+
+
+def ones(shape, dtype: str = "float32"):
+    shape = _value(shape)
+    return dyn.ones(shape, dtype) if _is_expr(shape) else _ones(shape, dtype)
+
+
+def broadcast_to(data, shape):
+    shape = _value(shape)
+    return dyn.broadcast_to(data, shape) if _is_expr(shape) else _broadcast_to(data, shape)
+
+
+def tile(data, reps):
+    reps = _value(reps)
+    return dyn.tile(data, reps) if _is_expr(reps) else _tile(data, reps)
+
+
+def strided_slice(data, begin, end, strides=None, axes=None, slice_mode: str = "end"):
+    begin, end, strides = _value(begin), _value(end), _value(strides)
+    if _is_expr(begin, end, strides):
+        if strides is None:
+            strides = [1]
+        return dyn.strided_slice(data, begin, end, strides, axes, slice_mode)
+    return _strided_slice(data, begin, end, strides, axes, slice_mode)
+
+
+def arange(start, stop=None, step=None, dtype: str = "float32"):
+    start, stop, step = _value(start), _value(stop), _value(step)
+    if _is_expr(start, stop, step):
+        return dyn.arange(start, stop, 1 if step is None else step, dtype)
+    return _arange(start, stop, 1 if step is None else step, dtype)
+
+
+def pad(data, pad_width, pad_value=0, pad_mode: str = "constant"):
+    pad_width = _value(pad_width)
+    if _is_expr(pad_width):
+        return dyn.pad(data, pad_width, pad_value, pad_mode)
+    return _pad(data, pad_width, pad_value, pad_mode)
+
+
+def shape_of(data, dtype: str = "int32"):
+    """Relay's default dtype is int32 (relayir's ``shape_of`` defaults to int64)."""
+    return dyn.shape_of(data, dtype)
+
+
+def trilu(data, k=0, upper: bool = True):
+    """Relay takes ``k`` as an expression; relayir as an int (a constant is read)."""
+    return _trilu(data, _value(k), upper)
+
+
+def gather_nd(data, indices, batch_dims: int = 0, index_rank=None):
+    """``index_rank`` (Relay's hint for indices of unknown shape) is not needed: relayir
+    reads it off the indices' type."""
+    return _gather_nd(data, indices, batch_dims)
+
+
+argwhere = dyn.argwhere
+
+__all__ = ["arange", "argwhere", "broadcast_to", "full", "gather_nd", "ones", "pad", "reshape",
+           "shape_of", "strided_slice", "tile", "trilu", "zeros"]

@@ -1,0 +1,59 @@
+"""Relay's multi-output ops return a ``TupleWrapper`` (relayir's return the tuple-typed
+call); one wrapper per op, over relayir's constructor."""
+
+from __future__ import annotations
+
+from ....ir.expr import Tuple
+from ....op.algorithm import topk as _topk
+from ....op.dynamic import unique as _unique
+from ....op.nn.layers import dropout_raw as _dropout_raw
+from ....op.nn.norm import batch_norm as _batch_norm
+from ....op.reduce import mean, std, variance
+from ....op.transform.join import split as _split
+from ..expr import TupleWrapper
+
+
+def split(data, indices_or_sections, axis: int = 0) -> TupleWrapper:
+    n = (indices_or_sections if isinstance(indices_or_sections, int)
+         else len(indices_or_sections) + 1)
+    return TupleWrapper(_split(data, indices_or_sections, axis), n)
+
+
+def batch_norm(data, gamma, beta, moving_mean, moving_var, axis: int = 1,
+               epsilon: float = 1e-5, center: bool = True, scale: bool = True) -> TupleWrapper:
+    return TupleWrapper(_batch_norm(data, gamma, beta, moving_mean, moving_var, axis, epsilon,
+                                    center, scale), 3)
+
+
+def dropout_raw(data, rate: float = 0.5) -> TupleWrapper:
+    return TupleWrapper(_dropout_raw(data, rate), 2)
+
+
+def topk(data, k=1, axis: int = -1, ret_type: str = "both", is_ascend: bool = False,
+         dtype: str = "int32"):
+    out = _topk(data, k, axis, ret_type, is_ascend, dtype)
+    return TupleWrapper(out, 2) if ret_type == "both" else out
+
+
+def unique(data, is_sorted: bool = True, return_counts: bool = False) -> TupleWrapper:
+    """relayir's ``unique`` gives ``(values, indices, inverse_indices, counts)`` with the
+    extent of ``values`` as its length (Relay adds ``num_unique`` and pads)."""
+    return TupleWrapper(_unique(data, is_sorted), 4)
+
+
+def mean_variance(data, axis=None, keepdims: bool = False, exclude: bool = False,
+                  unbiased: bool = False) -> TupleWrapper:
+    """``(mean, variance)``: relayir's two reductions side by side."""
+    return TupleWrapper(Tuple([mean(data, axis, keepdims, exclude),
+                               variance(data, axis, keepdims, exclude, unbiased)]), 2)
+
+
+def mean_std(data, axis=None, keepdims: bool = False, exclude: bool = False,
+             unbiased: bool = False) -> TupleWrapper:
+    """``(mean, std)``: relayir's two reductions side by side."""
+    return TupleWrapper(Tuple([mean(data, axis, keepdims, exclude),
+                               std(data, axis, keepdims, exclude, unbiased)]), 2)
+
+
+__all__ = ["batch_norm", "dropout_raw", "mean_std", "mean_variance", "split", "topk",
+           "unique"]

@@ -1,0 +1,9 @@
+"""``relay.nn`` (``relay.op.nn``): relayir's ``nn`` ops; ``batch_norm`` and
+``dropout_raw`` return a ``TupleWrapper`` as in Relay."""
+
+from ....op.nn import *  # noqa: F403
+from ....op.nn import __all__ as _nn_all
+from ._dyn_dispatch import pad  # noqa: F401
+from ._tuple_ops import batch_norm, dropout_raw  # noqa: F401
+
+__all__ = list(_nn_all)

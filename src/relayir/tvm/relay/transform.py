@@ -1,0 +1,145 @@
+"""``relay.transform``: relayir's passes under Relay's names and signatures.
+
+Differences from ``relayir.transform``, each to match Relay:
+
+- ``InferType`` and every pass that is a *function* pass in Relay leave the module typed
+  *and annotated*, as Relay's type checker does (``update_missing_type_annotation``):
+  a function without a return type gets one, a variable without an annotation gets its
+  type (``_annotate.py``). relayir's passes only attach checked types, so each of
+  these is relayir's pass followed by that step; Relay's module passes
+  (``DeadCodeElimination``, ``ToANormalForm``, ``LambdaLift``, ``Inline``,
+  ``RemoveUnusedFunctions``) are relayir's unchanged;
+- ``gradient`` defaults to ``mode="higher_order"`` (relayir: ``"first_order"``);
+- ``FoldConstant(fold_qnn)``, ``DeadCodeElimination(inline_once, ignore_impurity)``
+  take Relay's arguments (relayir has no QNN ops and always keeps effects);
+- ``Legalize`` and ``AnnotateSpans`` are identity passes (relayir has no target
+  legalisations and keeps no spans from Python-built code).
+
+``PassContext``, ``Sequential``, ``module_pass`` and ``function_pass`` are relayir's
+(``tvm.transform``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ... import transform as _t
+from ...errors import Error
+from ...ir.expr import Function, GlobalVar
+from ...ir.module import IRModule
+from ...transform.pass_infra import (
+    FunctionPass,
+    ModulePass,
+    Pass,
+    PassInfo,
+    Sequential,
+    function_pass,
+    module_pass,
+)
+from ...typing.infer import infer_expr
+from ..transform import PassContext, PrintIR
+from ._annotate import fill_missing_annotations
+
+GRADIENT_MODES = ("higher_order", "first_order")
+
+
+def _annotated(mod: IRModule) -> IRModule:
+    """``mod`` typed, with the inferred types written in (Relay's InferType)."""
+    typed = _t.InferType()(mod)
+    filled, changed = fill_missing_annotations(typed)
+    return _t.InferType()(filled) if changed else typed
+
+
+def relay_pass(inner: Pass) -> Pass:
+    """relayir's pass ``inner`` followed by Relay's type annotation, under the same
+    name and opt level (so ``disabled_pass`` and opt levels apply unchanged)."""
+    return ModulePass(lambda mod, ctx: _annotated(inner.transform(mod, ctx)), inner.info)
+
+
+def _relay(factory: Callable[..., Pass]) -> Callable[..., Pass]:
+    def make(*args, **kwargs) -> Pass:
+        return relay_pass(factory(*args, **kwargs))
+
+    make.__name__ = factory.__name__
+    make.__doc__ = factory.__doc__
+    return make
+
+
+def InferType() -> Pass:  # noqa: N802 (Relay's names)
+    """Relay's ``InferType``: every node typed, the inferred types written in."""
+    return ModulePass(lambda mod, ctx: _annotated(mod), PassInfo("InferType", 0))
+
+
+BackwardFoldScaleAxis = _relay(_t.BackwardFoldScaleAxis)
+CanonicalizeOps = _relay(_t.CanonicalizeOps)
+ConvertLayout = _relay(_t.ConvertLayout)
+DefuseOps = _relay(_t.DefuseOps)
+DynamicToStatic = _relay(_t.DynamicToStatic)
+EliminateCommonSubexpr = _relay(_t.EliminateCommonSubexpr)
+FoldScaleAxis = _relay(_t.FoldScaleAxis)
+ForwardFoldScaleAxis = _relay(_t.ForwardFoldScaleAxis)
+FuseOps = _relay(_t.FuseOps)
+SimplifyExpr = _relay(_t.SimplifyExpr)
+SimplifyInference = _relay(_t.SimplifyInference)
+ToGraphNormalForm = _relay(_t.ToGraphNormalForm)
+
+
+def FoldConstant(fold_qnn: bool = False) -> Pass:  # noqa: N802 (Relay's names)
+    """relayir has no QNN ops: ``fold_qnn`` changes nothing."""
+    return relay_pass(_t.FoldConstant())
+
+
+def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False) -> Pass:  # noqa: N802
+    """``ignore_impurity`` is not offered: relayir keeps bindings with effects."""
+    return _t.DeadCodeElimination(inline_once=inline_once)
+
+
+# Relay's module passes: no type annotation afterwards
+Inline = _t.Inline
+LambdaLift = _t.LambdaLift
+RemoveUnusedFunctions = _t.RemoveUnusedFunctions
+ToANormalForm = _t.ToANormalForm
+
+
+def gradient(expr, mod=None, mode: str = "higher_order"):
+    """Relay's ``gradient``: ``fn(x..) -> y`` → ``fn(x..) -> (y, (dx..))``; the default
+    mode is ``higher_order`` as in Relay; ``expr`` may be a global of ``mod``."""
+    if isinstance(expr, GlobalVar):
+        if mod is None:
+            raise Error(f"gradient(@{expr.name_hint}) needs the module that defines it")
+        expr = mod[expr]
+    return _t.gradient(expr, mod=mod, mode=mode)
+
+
+def ToANormalFormExpr(e):  # noqa: N802
+    """A-normal form of one expression (the pass applied to a module holding it)."""
+    mod = _t.ToANormalForm()(IRModule.from_expr(e))
+    return mod["main"] if isinstance(e, Function) else mod["main"].body
+
+
+def _identity(name: str):
+    def make(*args, **kwargs) -> Pass:
+        return ModulePass(lambda mod, ctx: mod, PassInfo(name, 0))
+
+    make.__name__ = name
+    make.__doc__ = f"``{name}``: an identity pass in relayir (see docs/tvm-compat.md)."
+    return make
+
+
+Legalize = _identity("Legalize")
+AnnotateSpans = _identity("AnnotateSpans")
+
+
+def InferTypeLocal(expr):  # noqa: N802
+    """The type of ``expr`` (inferred without a module pass)."""
+    return infer_expr(expr).checked_type
+
+
+__all__ = ["AnnotateSpans", "BackwardFoldScaleAxis", "CanonicalizeOps", "ConvertLayout",
+           "DeadCodeElimination", "DefuseOps", "DynamicToStatic", "EliminateCommonSubexpr",
+           "FoldConstant", "FoldScaleAxis", "ForwardFoldScaleAxis", "FunctionPass", "FuseOps",
+           "GRADIENT_MODES", "InferType", "InferTypeLocal", "Inline", "LambdaLift", "Legalize",
+           "ModulePass", "Pass", "PassContext", "PassInfo", "PrintIR", "RemoveUnusedFunctions",
+           "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",
+           "ToANormalFormExpr", "ToGraphNormalForm", "function_pass", "gradient", "module_pass",
+           "relay_pass"]

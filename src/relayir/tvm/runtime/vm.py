@@ -1,0 +1,87 @@
+"""``tvm.runtime.vm``: Relay's ``VirtualMachine(exe, dev)`` over relayir's VM.
+
+The differences from relayir's ``vm.VirtualMachine``: the device argument, keyword
+inputs on ``invoke``/``run``, TVM values out (``NDArray`` / ``ADT``), and TVM's
+``benchmark(device, *args, func_name=...)`` signature. ``Executable`` is relayir's
+(``save(path)`` / ``Executable.load(path)``; see docs/tvm-compat.md for TVM's
+``save() -> (code, lib)`` pair).
+"""
+
+from __future__ import annotations
+
+from ...vm import VirtualMachine as _VirtualMachine
+from ...vm import VMError
+from ...vm.executable import Executable
+from .container import from_tvm, to_tvm
+
+# TVM's memory-allocator kinds: accepted and ignored (relayir has one pooled allocator)
+NAIVE_ALLOCATOR = 1
+POOLED_ALLOCATOR = 2
+
+
+class VirtualMachine(_VirtualMachine):
+    """``VirtualMachine(exe, tvm.cpu())``; ``invoke``/``run`` return TVM values."""
+
+    def __init__(self, exe: Executable, device=None, memory_cfg=None):
+        super().__init__(exe, device)
+        self._partial_inputs: dict[str, dict[int, object]] = {}
+        self._last = None  # invoke_stateful's result, read by get_outputs
+
+    def set_input(self, func_name: str = "main", *args, **kwargs) -> None:
+        args = [from_tvm(a) for a in args]
+        super().set_input(func_name, *args, **{k: from_tvm(v) for k, v in kwargs.items()})
+
+    def get_input_index(self, input_name: str, func_name: str = "main") -> int:
+        """The position of input ``input_name`` of ``func_name``; -1 if it has none."""
+        _, fn = self._function(func_name)
+        names = list(fn.param_names)
+        return names.index(input_name) if input_name in names else -1
+
+    def set_one_input(self, func_name: str, *args, **kwargs) -> None:
+        """Set one input by index or name (``set_one_input("main", 0, x)``,
+        ``set_one_input("main", "x", x)``, ``set_one_input("main", x=x)``); the inputs
+        set so far are taken once every input has a value."""
+        if len(args) == 2 and not kwargs:
+            key, value = args
+        elif not args and len(kwargs) == 1:
+            (key, value), = kwargs.items()
+        else:
+            raise VMError("set_one_input takes one input: (index or name, value) or "
+                          "name=value")
+        _, fn = self._function(func_name)
+        names = list(fn.param_names)
+        index = key if isinstance(key, int) else self.get_input_index(key, func_name)
+        if not 0 <= index < len(names):
+            raise VMError(f"set_one_input: @{func_name} has no input {key!r}; its inputs "
+                          f"are {', '.join(names)}")
+        partial = self._partial_inputs.setdefault(func_name, {})
+        partial[index] = from_tvm(value)
+        if len(partial) == len(names):
+            super().set_input(func_name, *[partial[i] for i in range(len(names))])
+
+    def invoke(self, func_name: str = "main", *args, **kwargs):
+        if kwargs:
+            self.set_input(func_name, *args, **kwargs)
+            args = ()
+        return to_tvm(super().invoke(func_name, *[from_tvm(a) for a in args]), "vm")
+
+    def run(self, *args, **kwargs):
+        return self.invoke("main", *args, **kwargs)
+
+    def invoke_stateful(self, func_name: str = "main", *args, **kwargs) -> None:
+        self._last = self.invoke(func_name, *args, **kwargs)
+
+    def get_outputs(self) -> list:
+        last = self._last
+        return list(last) if isinstance(last, tuple) else [last]
+
+    def benchmark(self, device=None, *args, func_name: str = "main", repeat: int = 5,
+                  number: int = 5, min_repeat_ms: float | None = None,
+                  end_to_end: bool = False, **kwargs):
+        """TVM's signature; ``end_to_end`` (count host-device copies) changes nothing:
+        there are none."""
+        return super().benchmark(func_name, *[from_tvm(a) for a in args], number=number,
+                                 repeat=repeat, min_repeat_ms=min_repeat_ms or 0.0, **kwargs)
+
+
+__all__ = ["NAIVE_ALLOCATOR", "POOLED_ALLOCATOR", "Executable", "VirtualMachine"]

@@ -1,0 +1,139 @@
+"""``tvm.target``: ``Target("llvm")`` over relayir's ``backend.target.Target``.
+
+relayir compiles for the host CPU (``"llvm"``, ``"llvm -mcpu=..."``, ``"c"``: generated
+C) or runs the numpy references (``"numpy"``); a GPU target is refused when parsed. The
+TVM spelling stays readable as ``target.kind.name`` (``"llvm"``), while relayir's own
+code sees its kind (``"cpu"``) in the same field.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ...backend.target import Target as _Target
+from ..runtime.ndarray import device
+
+
+class TargetKind(str):
+    """relayir's kind (``"cpu"``) as a string, with TVM's spelling as ``.name``."""
+
+    def __new__(cls, kind: str, name: str):
+        obj = super().__new__(cls, kind)
+        obj.name = name
+        return obj
+
+
+class Target(_Target):
+    """``Target("llvm -mcpu=skylake")``, ``Target("llvm", host="llvm")``; also a context
+    manager (``with Target("llvm"): ...`` makes it ``Target.current()``)."""
+
+    _stack: list[Target] = []
+
+    def __init__(self, target="llvm", host=None):
+        if isinstance(target, dict):
+            target = target.get("kind", "llvm")
+        parsed = _Target.parse(str(target) if not isinstance(target, _Target) else target)
+        text = parsed.text or str(parsed)
+        spelling = text.split()[0] if text else parsed.kind
+        object.__setattr__(self, "kind", TargetKind(parsed.kind, spelling))
+        object.__setattr__(self, "options", parsed.options)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "host", None if host is None else Target(host))
+
+    @property
+    def keys(self) -> list[str]:
+        return ["cpu"]
+
+    @property
+    def attrs(self) -> dict[str, str]:
+        out = {}
+        for opt in self.options:
+            key, _, value = opt.lstrip("-").partition("=")
+            out[key] = value
+        return out
+
+    @property
+    def mcpu(self) -> str:
+        return self.attrs.get("mcpu", "")
+
+    def __enter__(self) -> Target:
+        Target._stack.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        Target._stack.pop()
+
+    @staticmethod
+    def current(allow_none: bool = True) -> Target | None:
+        if Target._stack:
+            return Target._stack[-1]
+        if not allow_none:
+            raise RuntimeError("no target in scope: use `with tvm.target.Target(...)`")
+        return None
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            return self.text == other
+        return isinstance(other, _Target) and str(other) == self.text
+
+
+def resolve_target(target, default: str = "llvm"):
+    """A relay.build/create_executor ``target`` argument as relayir takes it: a string,
+    a ``Target``, a ``{device: target}`` dict (its host entry), or None (the target in
+    scope, else ``default``)."""
+    if isinstance(target, dict):
+        target = target.get("cpu", next(iter(target.values()), None))
+    if target is None:
+        target = Target.current() or default
+    return target if isinstance(target, _Target) else Target(target)
+
+
+CPU_KINDS = ("llvm", "c")
+
+
+def target_kind(target) -> str:
+    """TVM's kind name of a target string or ``Target`` (``"llvm"``, ``"cuda"``, ...)."""
+    return target.split()[0] if isinstance(target, str) else target.kind.name
+
+
+def device_enabled(target) -> bool:
+    """Whether relayir can run ``target``: the host CPU targets only."""
+    return target_kind(target) in CPU_KINDS
+
+
+def enabled_targets() -> list:
+    """``[(target, device)]`` to test on: ``TVM_TEST_TARGETS`` (``;``-separated) limited
+    to the CPU targets, else ``llvm``."""
+    names = [t.strip() for t in os.environ.get("TVM_TEST_TARGETS", "").split(";") if t.strip()]
+    names = [t for t in names if device_enabled(t)] or ["llvm"]
+    return [(t, device(target_kind(t))) for t in names]
+
+
+def create(target: str) -> Target:
+    return Target(target)
+
+
+def _refused(name: str):
+    def make(*args, **kwargs) -> Target:
+        return Target(name)  # the parse refuses it with relayir's BuildError
+
+    make.__name__ = name
+    return make
+
+
+cuda = _refused("cuda")
+rocm = _refused("rocm")
+mali = _refused("opencl")
+intel_graphics = _refused("opencl")
+arm_cpu = _refused("arm_cpu")
+rasp = _refused("arm_cpu")
+
+
+__all__ = ["CPU_KINDS", "Target", "TargetKind", "arm_cpu", "create", "cuda", "device_enabled",
+           "enabled_targets", "mali", "resolve_target", "rocm", "target_kind"]
