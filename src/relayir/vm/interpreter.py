@@ -48,6 +48,7 @@ from ..runtime.values import ConstructorValue, RefValue
 from .decode import Variant, VMError, address, decode
 from .opcodes import Opcode
 from .shape_func import bind_input_dims
+from .trace import TRACE, TraceRecorder, VMTrace, traced_code
 
 # dispatch codes as plain ints in module globals: what the loop compares ``op`` against
 # fastest (an enum member, or an attribute lookup, costs more on every check)
@@ -83,6 +84,7 @@ _PACKED_RUN = int(Variant.PackedRun)
 _TAIL_INVOKE = int(Variant.TailInvoke)
 _TAIL_INVOKE_CLOSURE = int(Variant.TailInvokeClosure)
 _PACKED_CHAIN = int(Variant.PackedChain)
+_TRACE = TRACE  # a traced run's marker (trace.py); never in the code a normal run runs
 _POOL_DEPTH = 4   # buffers kept per (shape, dtype): more are left to the GC
 _POOL_KEYS = 256  # shapes kept; past this (many lengths seen) the pool starts over
 
@@ -198,6 +200,26 @@ class VirtualMachine:
         from .profiler import profile
 
         return profile(self, func_name, args, kwargs, number)
+
+    def trace(self, *args, func_name: str = "main", limit: int = 100_000,
+              **kwargs) -> VMTrace:
+        """Run ``func_name`` once (inputs as ``set_input`` takes them, or those already
+        set), recording each instruction it executes with the registers it wrote, their
+        values summarised (``trace.py``): a ``VMTrace`` of the first ``limit`` steps,
+        with the run's result. The run dispatches one instruction at a time, as the
+        profiler's does; untraced runs are not slowed."""
+        idx, fn = self._function(func_name)
+        if args or kwargs:
+            self.set_input(func_name, *args, **kwargs)
+        elif fn.param_names and func_name not in self._inputs:
+            raise VMError(f"@{func_name} takes {len(fn.param_names)} inputs, found 0")
+        recorder = TraceRecorder(self.exe, limit, VMClosure)
+        normal, self.code = self.code, traced_code(self._plain_code, recorder)
+        try:
+            result = self._run(idx, list(self._inputs.get(func_name, [])))
+        finally:
+            self.code = normal
+        return recorder.finish(result)
 
     # -- the dispatch loop
     def _run(self, func: int, args: list):
@@ -408,6 +430,9 @@ class VirtualMachine:
                 pc += 1
             elif op == _FATAL:
                 raise VMError(a)
+            elif op == _TRACE:  # last: only a traced run's code has markers
+                a(b, c, regs)
+                pc += 1
             else:
                 raise VMError(f"unknown opcode {op}")
 
