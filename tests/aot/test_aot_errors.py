@@ -115,3 +115,16 @@ def test_missing_instruction_set_is_an_error_not_sigill(tmp_path):
     with pytest.raises(AotError, match="compiled \\(-march=native\\) for a CPU with "
                                        "avx512fp16, which this CPU lacks"):
         m.run(x=np.ones(4, "float32"))
+
+
+def test_get_output_before_a_run_is_an_error_and_outputs_have_names():
+    from relayir.runtime.executor import AotModule
+
+    m = AotModule(_build(_add_module()))
+    with pytest.raises(AotError, match=r"no run has completed"):
+        m.get_output(0)
+    m.run(x=np.arange(4, dtype="float32"))
+    name = m.library.outputs[0].name
+    np.testing.assert_array_equal(m.get_output(name), np.arange(4) + 1)
+    with pytest.raises(AotError, match="no output named 'nope'"):
+        m.get_output("nope")

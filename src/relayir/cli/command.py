@@ -31,6 +31,18 @@ class Command:
         return "examples:\n" + "\n".join(f"  {e}" for e in self.examples)
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (a batch of 0 or a count of -3 is a usage error,
+    not a traceback later)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, found {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {value}")
+    return value
+
+
 def add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-shapes", metavar="SHAPES",
                    help='input shapes, e.g. "x:[1,3,224,224] mask:[1,seq]": a dim is a '

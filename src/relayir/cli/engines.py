@@ -108,8 +108,9 @@ def onnxruntime_engine(path: str, inputs: dict, threads: int | None) -> Engine |
     start = time.perf_counter()
     session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
     prepare = time.perf_counter() - start
-    feed = {i.name: inputs[sanitize_name(i.name)] for i in session.get_inputs()
-            if sanitize_name(i.name) in inputs}
+    # relayir keeps ONNX input names as they are; older artifacts used sanitised ones
+    feed = {i.name: inputs[n] for i in session.get_inputs()
+            for n in (i.name, sanitize_name(i.name)) if n in inputs}
 
     def run() -> list[np.ndarray]:
         return [np.asarray(o) for o in session.run(None, feed)]

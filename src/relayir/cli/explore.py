@@ -19,7 +19,7 @@ from ..errors import Error
 from ..frontend.load_model import is_model_file
 from ..testing.models import WORKLOADS, get_workload, make_inputs
 from ..viz import EXAMPLES, SECTIONS, example_module, explore, with_prelude
-from .command import Command, add_model_options, load
+from .command import Command, add_model_options, load, positive_int
 from .console import Console
 from .runners import CommandError
 
@@ -40,7 +40,7 @@ def add_arguments(p) -> None:
                    help=f"views to include (default: all of {','.join(SECTIONS)})")
     p.add_argument("--trace-limit", type=int, default=20_000, metavar="N",
                    help="VM instructions recorded for the step-through (default: 20000)")
-    p.add_argument("--batch", type=int, default=1, help="batch size of a built-in model")
+    p.add_argument("--batch", type=positive_int, default=1, help="batch size of a built-in model")
     add_model_options(p)
 
 

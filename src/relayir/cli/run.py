@@ -15,6 +15,7 @@ from .command import (
     add_input_options,
     input_shapes,
     load,
+    positive_int,
 )
 from .compiled import EXECUTORS, BuildOptions, compile_model, load_artifact
 from .console import Console
@@ -35,7 +36,7 @@ def add_arguments(p) -> None:
     p.add_argument("--profile", action="store_true", help="print the time per kernel")
     p.add_argument("--print-top", type=int, default=5, metavar="N",
                    help="top-N classes of a classifier-shaped output (default: 5; 0: none)")
-    p.add_argument("--batch", type=int, default=1, help="batch size of a built-in model")
+    p.add_argument("--batch", type=positive_int, default=1, help="batch size of a built-in model")
 
 
 def run(args, console: Console) -> int:

@@ -13,7 +13,7 @@ from ..ir.op import get_op
 from ..op import list_ops
 from ..testing.models import WORKLOADS, get_workload, make_inputs
 from ..transform import InferType, PassContext
-from .command import Command
+from .command import Command, positive_int
 from .console import Console
 
 NAMES = tuple(WORKLOADS)
@@ -59,7 +59,7 @@ def run_workload(args, console: Console) -> int:
 
 def _print_args(p) -> None:
     p.add_argument("model", choices=NAMES, metavar="MODEL", help=f"one of {', '.join(NAMES)}")
-    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--batch", type=positive_int, default=1)
 
 
 def _print(args, console: Console) -> int:

@@ -40,7 +40,9 @@ class AotModule:
         self._inputs = [aligned_array(t.shape, t.dtype) for t in library.inputs]
         self._outputs = [aligned_array(t.shape, t.dtype) for t in library.outputs]
         self._names = [t.name for t in library.inputs]
+        self._output_names = [t.name for t in library.outputs]
         self._unset = set(self._names)
+        self._ran = False  # no output exists before the first complete run
         in_ptrs = _pointers(self._inputs)
         out_ptrs = _pointers(self._outputs)
         # the partial keeps the pointer arrays (and through self, the buffers) alive
@@ -99,24 +101,36 @@ class AotModule:
         if self._unset:
             missing = ", ".join(n for n in self._names if n in self._unset)
             raise AotError(f"inputs not set: {missing}; call set_input first")
+        self._ran = False
         if self._execute():
             raise AotError(self.library.last_error() or "the AOT entry point failed")
+        self._ran = True
 
     def get_num_outputs(self) -> int:
         return len(self._outputs)
 
-    def get_output(self, index: int, out: np.ndarray | None = None) -> np.ndarray:
-        """A copy of output ``index`` (into ``out`` when given)."""
+    def get_output(self, index: int | str, out: np.ndarray | None = None) -> np.ndarray:
+        """A copy of output ``index`` (into ``out`` when given); an output's name works
+        too, as in ``GraphModule``. Before a run has completed there is no output: an
+        error, never uninitialised memory."""
+        if isinstance(index, str):
+            if index not in self._output_names:
+                raise AotError(f"the model has no output named {index!r}; its outputs are "
+                               f"{', '.join(self._output_names)}")
+            index = self._output_names.index(index)
         if not 0 <= index < len(self._outputs):
             raise AotError(f"output index {index} is out of range: the model has "
                            f"{len(self._outputs)} outputs")
+        if not self._ran:
+            raise AotError(f"get_output({index}): no run has completed, so there is no "
+                           "output yet; call run() first")
         if out is None:
             return self._outputs[index].copy()
         np.copyto(out, self._outputs[index])
         return out
 
     def get_outputs(self) -> list[np.ndarray]:
-        return [o.copy() for o in self._outputs]
+        return [self.get_output(i) for i in range(len(self._outputs))]
 
     def benchmark(self, number: int = 10, repeat: int = 3, min_repeat_ms: float = 0.0,
                   warmup: int = 1, **inputs) -> BenchmarkResult:
