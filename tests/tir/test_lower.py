@@ -64,7 +64,8 @@ def _programs():
     chain = relay.transpose(relay.reshape(a, (6, 4)), (1, 0))
     yield "reshape-transpose-add", _prim([a, b], relay.reshape(chain, (4, 6)) + b), 1
     x, y = _v("x", (3, 37)), _v("y", (37,))
-    yield "add-softmax", _prim([x, y], relay.nn.softmax(x + y)), 3
+    # the add is materialised for the softmax routine (te.extern): two stages
+    yield "add-softmax", _prim([x, y], relay.nn.softmax(x + y)), 2
     d, w, bias = _v("d", (5, 19)), _v("w", (7, 19)), _v("bias", (7,))
     yield "dense-bias-relu", _prim(
         [d, w, bias], relay.nn.relu(relay.nn.bias_add(relay.nn.dense(d, w), bias))), 1
@@ -181,7 +182,7 @@ def test_a_fused_chain_of_5000_ops_lowers_under_the_default_recursion_limit():
     finally:
         sys.setrecursionlimit(old)
     assert len(kernel.info["stages"]) == 1 and not kernel.info["temporaries"]
-    assert src.count("rl_max_f32(") == 2500 and src.count("0.0f - ") == 2500
+    assert src.count("rl_max_f32(") == 2500 and src.count(" * -1.0f") == 2500
 
 
 @pytest.mark.parametrize("name,ident", [
@@ -248,7 +249,7 @@ def test_every_fused_group_of_a_workload_lowers_and_matches(workload, knobs):
 def test_dense_and_conv_use_the_register_tiled_nest():
     d, w = _v("d", (64, 48)), _v("w", (40, 48))
     dense = lower_primitive(_prim([d, w], relay.nn.relu(relay.nn.dense(d, w))), "dense_tiled")
-    assert "packed" in render(dense) and "#pragma GCC unroll" in render(dense)
+    assert "packed" in render(dense) and "rl_gemm_f32_" in render(dense)  # micro-kernel
     img, k = _v("img", (1, 8, 10, 10)), _v("k", (32, 8, 3, 3))
     conv = lower_primitive(_prim([img, k], relay.nn.conv2d(img, k, padding=1)), "conv_tiled")
     assert "packed" in render(conv)

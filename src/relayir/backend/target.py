@@ -4,6 +4,13 @@
 ``"cpu"`` (generated C) and the TVM-style aliases ``"llvm"``, ``"llvm -mcpu=..."`` and
 ``"c"``. The parsed ``Target`` travels through lowering, so the choices that depend on
 the machine (CPU features, tuning records) are read from it, not from the string again.
+
+CPU features: ``Target.machine()`` is the CPU the C back end generates code for (vector
+width, vector registers, cache sizes: ``tir.machine.Machine``), read once from this
+host's CPUID flags and cache sizes — the C is compiled with ``-march=native`` for the
+same CPU, and lowering's default schedules (``tir.default_schedule``) use the same
+``host_machine()``. Register tiles and cache blocks of matmul-like stages are sized from
+it; graph passes that choose blocked layouts can read the vector width from it.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import Error
+from ..tir.machine import PORTABLE, Machine, host_machine
 
 
 class BuildError(Error):
@@ -43,6 +51,10 @@ class Target:
             raise BuildError(
                 f"unknown target {target!r}; expected 'numpy', 'cpu' or an 'llvm ...' string")
         return Target(kind, tuple(words[1:]), target)
+
+    def machine(self) -> Machine:
+        """The CPU kernels are generated for (``PORTABLE`` for the numpy target)."""
+        return host_machine() if self.kind == "cpu" else PORTABLE
 
     def __str__(self) -> str:
         return self.text or self.kind

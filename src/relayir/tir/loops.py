@@ -12,6 +12,10 @@ Three shapes of loop nest, chosen per stage:
   axis, so the inner loop runs along contiguous memory (``matmul``, ``conv2d``, a sum over
   a non-last axis).
 
+A matmul-like stage (``sum(a * b)`` with an output axis for each operand) is first
+offered to ``matmul.lower_tiled``: register tiles computed by a C micro-kernel, with its
+consumers fused per tile; the nests above are for everything else.
+
 ``Schedule.reduce_inner`` forces a choice; ``auto`` scores the reads of the reduction
 (+1 for a unit stride along the candidate inner variable, 0 when it does not move, -1
 otherwise).

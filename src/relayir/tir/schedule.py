@@ -9,6 +9,9 @@ auto-tuner searches the same fields.
 from __future__ import annotations
 
 import dataclasses
+import functools
+
+from .machine import Machine, host_machine
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,10 +37,25 @@ class Schedule:
     - ``loop_order``: a permutation of the output axes for an elementwise stage (applied
       before fusion), or ``None``.
     - ``tile_m``, ``tile_n``: register tile of a matmul-like stage (``tir/matmul.py``:
-      dense, matmul, convolutions), rows by columns; ``tile_n == 0`` turns tiling off.
-      ``tile_min_m``: fewer rows than this keep the untiled nest (a batch-1 dense reads
-      its weights once; packing them would double the traffic). ``tile_form``: ``auto``,
+      dense, matmul, batch_matmul, convolutions), rows by columns, computed by a C
+      micro-kernel. ``tile_n`` is the columns (rounded up to whole vector registers;
+      ``0`` turns tiling off); a stage with fewer rows than a tile holds widens its
+      columns until the accumulators fill the registers. ``tile_m == 0`` takes as many
+      rows as ``machine.vector_registers`` leave room for (accumulators + one register
+      per column vector + one broadcast), choosing among the largest counts the one that
+      divides the row extent best. ``tile_min_m``: a stage with fewer rows that would
+      pack its weight at run time keeps the untiled nest (a batch-1 dense reads its
+      weight once; packing would double the traffic). ``tile_form``: ``auto``,
       ``direct`` or ``packed`` (see ``tir/matmul.py``).
+    - ``kc``, ``mc``, ``nc``: BLIS cache blocking of the tiled nest, in elements of the
+      reduction, rows and columns (0: derived from ``machine``'s caches for the stage's
+      shape: a ``kc × nr`` weight panel in half the L2, an ``mc × kc`` block of the
+      left operand in half the L2, a ``kc × nc`` block of panels in half the L3). Tiles
+      are visited block by block (``nc`` columns, then ``mc`` rows, then the tiles in
+      them); a reduction longer than ``kc`` runs in passes that accumulate an ``mc × nc``
+      block in per-thread scratch, the epilogue applied after the last pass.
+    - ``machine``: the CPU the tiles are sized for (``tir/machine.py``: vector lanes,
+      vector registers, cache sizes); by default this host's.
     """
 
     parallel: bool = True
@@ -51,10 +69,14 @@ class Schedule:
     reduce_inner: str = "auto"
     block_limit: int = 8192
     loop_order: tuple | None = None
-    tile_m: int = 4
+    tile_m: int = 0
     tile_n: int = 0
     tile_min_m: int = 4
     tile_form: str = "auto"
+    kc: int = 0
+    mc: int = 0
+    nc: int = 0
+    machine: Machine = dataclasses.field(default_factory=host_machine)
 
     def __post_init__(self):
         if self.tile_form not in ("auto", "direct", "packed"):
@@ -63,26 +85,35 @@ class Schedule:
         if self.reduce_inner not in ("auto", "reduce", "spatial"):
             raise ValueError(f"reduce_inner must be auto, reduce or spatial, found "
                              f"{self.reduce_inner!r}")
+        for knob in ("tile_m", "tile_n", "tile_min_m", "kc", "mc", "nc"):
+            if getattr(self, knob) < 0:
+                raise ValueError(f"{knob} must be >= 0, found {getattr(self, knob)}")
 
     def replace(self, **changes) -> Schedule:
         return dataclasses.replace(self, **changes)
 
 
-_DEFAULTS = {
-    # elementwise work is memory bound: a thread team pays off only for large tensors
-    "elemwise": Schedule(),
-    "broadcast": Schedule(),
-    "injective": Schedule(),
-    # reductions and products do more work per output element
-    "reduce": Schedule(parallel_min_work=1 << 15),
-    "dense": Schedule(parallel_min_work=1 << 14, tile_m=8, tile_n=16),
-    "conv": Schedule(parallel_min_work=1 << 14, tile_m=8, tile_n=16),
-    "pool": Schedule(parallel_min_work=1 << 15),
-    "softmax": Schedule(parallel_min_work=1 << 15),
-    "norm": Schedule(parallel_min_work=1 << 15),
-}
+@functools.lru_cache(maxsize=8)
+def _defaults(machine: Machine) -> dict:
+    m = {"machine": machine}
+    tile = {"tile_n": 2 * machine.lanes}  # two vector registers of columns
+    return {
+        # elementwise work is memory bound: a thread team pays off only for large tensors
+        "elemwise": Schedule(**m),
+        "broadcast": Schedule(**m),
+        "injective": Schedule(**m),
+        # reductions and products do more work per output element
+        "reduce": Schedule(parallel_min_work=1 << 15, **m),
+        "dense": Schedule(parallel_min_work=1 << 14, **tile, **m),
+        "conv": Schedule(parallel_min_work=1 << 14, **tile, **m),
+        "pool": Schedule(parallel_min_work=1 << 15, **m),
+        "softmax": Schedule(parallel_min_work=1 << 15, **m),
+        "norm": Schedule(parallel_min_work=1 << 15, **m),
+    }
 
 
-def default_schedule(tag: str) -> Schedule:
-    """The default knobs for a stage produced by a compute tagged ``tag``."""
-    return _DEFAULTS.get(tag, _DEFAULTS["injective"])
+def default_schedule(tag: str, machine: Machine | None = None) -> Schedule:
+    """The default knobs for a stage produced by a compute tagged ``tag``, for
+    ``machine`` (this host's by default)."""
+    table = _defaults(machine or host_machine())
+    return table.get(tag, table["injective"])
