@@ -1,19 +1,34 @@
 """relayir (graph executor, cpu target) side by side with PyTorch eager and ONNX Runtime.
 
-    python benchmarks/compare.py                 # all models, 3 rounds, markdown table
-    python benchmarks/compare.py --rounds 1 --models mlp,resnet18
+    python benchmarks/compare.py                 # all models, 3 rounds, markdown tables
+    python benchmarks/compare.py --rounds 1 --models mlp_b1,lstm
+    python benchmarks/compare.py --busy          # also with one competing busy process
+    python benchmarks/compare.py --builder       # relayir from the Relay builders instead
+
+relayir imports each model as users do (``--frontend``, the default): the PyTorch twin
+goes through ``relayir.frontend.from_pytorch`` and ``relay.build`` at opt level 3.
+``--builder`` takes the built-in Relay builder (``relayir.testing.models``) instead, the
+path of the first milestones; the framework ``relayir_builder`` reports it beside the
+import (``--frameworks relayir,relayir_builder,torch,ort``). All frameworks run the same
+weights (the torch twin loads the relayir params; ONNX Runtime runs the twin exported
+by ``torch.onnx.export``), with the same thread count.
 
 Every measurement runs in a fresh process (``--one FRAMEWORK MODEL``), and the rounds
 interleave frameworks and models, because on this machine a whole process sometimes
-gets only one core's speed. All three run the same weights (the torch twin loads the
-relayir params), with the same thread count. The table gives the median over rounds of
-each process's median latency, and the range.
+gets only one core's speed. Each cell is the median over rounds of each process's median
+latency (the range is over the processes).
+
+``--busy``: each process also measures its model with ONE competing busy process running
+(started after the warm-up, stopped after the timing; never pinned to a core:
+``--busy-kind python`` is a pure Python loop, ``numpy`` a single-threaded matmul loop),
+and the busy table gives the slowdown factor (busy / quiet) of each framework.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -30,8 +45,16 @@ MODELS = {  # name: (workload, knobs)
     "resnet18": ("resnet18", {}),
     "mobilenet_v2": ("mobilenet_v2", {}),
     "bert": ("bert", {}),
+    "lstm": ("lstm", {}),
 }
 FRAMEWORKS = ("relayir", "torch", "ort")
+NAMES = {"relayir": "relayir", "relayir_builder": "relayir (builder)", "torch": "PyTorch eager",
+         "ort": "ONNX Runtime"}
+BUSY = {  # --busy-kind: the competing process's program
+    "python": "while True: pass",
+    "numpy": ("import numpy as np\na = np.random.rand(512, 512).astype('float32')\n"
+              "while True: a @ a"),
+}
 
 
 def _time(fn, min_seconds: float = 1.0, max_runs: int = 2000) -> float:
@@ -47,46 +70,93 @@ def _time(fn, min_seconds: float = 1.0, max_runs: int = 2000) -> float:
     return statistics.median(times)
 
 
-def measure(framework: str, model: str, threads: int) -> dict:
+def _start_busy(kind: str) -> subprocess.Popen:
+    """One competing single-threaded process, on no particular core."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", BUSY[kind]], env=env)
+    time.sleep(0.5)  # running and spinning before the timing starts
+    return proc
+
+
+def _timed(result: dict, fn, busy: str | None) -> dict:
+    """``latency_s`` of ``fn`` and, with ``busy``, ``busy_latency_s`` beside one busy
+    process."""
+    result["latency_s"] = _time(fn)
+    if busy:
+        proc = _start_busy(busy)
+        try:
+            result["busy_latency_s"] = _time(fn)
+        finally:
+            proc.kill()
+            proc.wait()
+    return result
+
+
+def _torch_twin(workload: str, knobs: dict, params: dict):
+    from relayir.testing.models import torch_models
+
+    config = {k: v for k, v in knobs.items() if k != "batch_size"}
+    return torch_models.load(torch_models.build(workload, **config), params).float().eval()
+
+
+def _relayir(mod, params, inputs: dict, threads: int, result: dict, busy, expected=None):
+    import relayir as relay
+
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["RELAYIR_CACHE_DIR"] = cache
+        compiles = []
+        for _ in range(2):  # cold, then cached
+            t0 = time.perf_counter()
+            with relay.transform.PassContext(opt_level=3):
+                lib = relay.build(mod, target="cpu", params=params)
+            compiles.append(time.perf_counter() - t0)
+    gm = relay.graph_executor.GraphModule(lib)
+    gm.set_input(**inputs)
+    if expected is not None:  # the same answer as eager torch, in the same process
+        gm.run()
+        result["max_abs_err"] = float(np.max(np.abs(gm.get_output(0) - expected)))
+    result["compile_cold_s"], result["compile_cached_s"] = compiles
+    plan = lib.memory_plan
+    result["planned_bytes"] = plan.planned_bytes
+    result["naive_bytes"] = plan.naive_bytes
+    from relayir.codegen import openmp_env
+
+    result["openmp"] = openmp_env.status()
+    return _timed(result, gm.run, busy)
+
+
+def measure(framework: str, model: str, threads: int, frontend: bool = True,
+            busy: str | None = None) -> dict:
     from relayir.testing.models import get_workload, make_inputs
 
     workload, knobs = MODELS[model]
     mod, params, _ = get_workload(workload, **knobs)
     inputs = make_inputs(workload, mod)
     result = {"framework": framework, "model": model}
-    if framework == "relayir":
-        import relayir as relay
-
-        os.environ["OMP_NUM_THREADS"] = str(threads)
-        with tempfile.TemporaryDirectory() as cache:
-            os.environ["RELAYIR_CACHE_DIR"] = cache
-            compiles = []
-            for _ in range(2):  # cold, then cached
-                t0 = time.perf_counter()
-                with relay.transform.PassContext(opt_level=3):
-                    lib = relay.build(mod, target="cpu", params=params)
-                compiles.append(time.perf_counter() - t0)
-        gm = relay.graph_executor.GraphModule(lib)
-        gm.set_input(**inputs)
-        result["latency_s"] = _time(gm.run)
-        result["compile_cold_s"], result["compile_cached_s"] = compiles
-        plan = lib.memory_plan
-        result["planned_bytes"] = plan.planned_bytes
-        result["naive_bytes"] = plan.naive_bytes
-        return result
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    if framework == "relayir_builder" or (framework == "relayir" and not frontend):
+        result["import"] = "builder"
+        return _relayir(mod, params, inputs, threads, result, busy)
 
     import torch
 
-    from relayir.testing.models import torch_models
-
     torch.set_num_threads(threads)
-    module = torch_models.load(torch_models.build(workload, **{
-        k: v for k, v in knobs.items() if k != "batch_size"}), params).float().eval()
+    module = _torch_twin(workload, knobs, params)
     args = [torch.from_numpy(np.asarray(x)) for x in inputs.values()]
+    if framework == "relayir":
+        import relayir as relay
+
+        infos = [(k, (tuple(np.shape(v)), np.asarray(v).dtype.name)) for k, v in inputs.items()]
+        t0 = time.perf_counter()
+        imported, weights = relay.frontend.from_pytorch(module, infos)
+        result["import"], result["import_s"] = "from_pytorch", time.perf_counter() - t0
+        with torch.inference_mode():
+            expected = module(*args).numpy()
+        return _relayir(imported, weights, inputs, threads, result, busy, expected)
     if framework == "torch":
         with torch.inference_mode():
-            result["latency_s"] = _time(lambda: module(*args))
-        return result
+            return _timed(result, lambda: module(*args), busy)
 
     import onnxruntime as ort
 
@@ -99,8 +169,7 @@ def measure(framework: str, model: str, threads: int) -> dict:
         opts.inter_op_num_threads = 1
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
     feed = {name: np.asarray(v) for name, v in inputs.items()}
-    result["latency_s"] = _time(lambda: sess.run(None, feed))
-    return result
+    return _timed(result, lambda: sess.run(None, feed), busy)
 
 
 def _versions() -> str:
@@ -117,65 +186,142 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--frameworks", default=",".join(FRAMEWORKS))
+    ap.add_argument("--frameworks", default=",".join(FRAMEWORKS),
+                    help=f"some of {', '.join(NAMES)}")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    path = ap.add_mutually_exclusive_group()
+    path.add_argument("--frontend", dest="frontend", action="store_true", default=True,
+                      help="relayir imports the PyTorch twin with from_pytorch (default)")
+    path.add_argument("--builder", dest="frontend", action="store_false",
+                      help="relayir builds the model with the Relay builders")
+    ap.add_argument("--busy", action="store_true",
+                    help="also time each model beside one competing busy process")
+    ap.add_argument("--busy-kind", choices=sorted(BUSY), default="python")
     ap.add_argument("--one", nargs=2, metavar=("FRAMEWORK", "MODEL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    busy = args.busy_kind if args.busy else None
     if args.one:
-        print(json.dumps(measure(args.one[0], args.one[1], args.threads)))
+        print(json.dumps(measure(args.one[0], args.one[1], args.threads, args.frontend, busy)))
         return
     models = args.models.split(",")
     frameworks = args.frameworks.split(",")
+    for name in (*models, *frameworks):
+        if name not in MODELS and name not in NAMES:
+            ap.error(f"unknown model or framework {name!r}")
     results: dict = {}
     for r in range(args.rounds):
         for model in models:
             for fw in frameworks:
                 cmd = [sys.executable, __file__, "--one", fw, model, "--threads",
-                       str(args.threads)]
-                proc = subprocess.run(cmd, capture_output=True, text=True)
+                       str(args.threads), "--frontend" if args.frontend else "--builder"]
+                if busy:
+                    cmd += ["--busy", "--busy-kind", busy]
+                env = dict(os.environ)
+                if not fw.startswith("relayir"):  # importing relayir must not retune
+                    env["RELAYIR_OMP_SPINCOUNT"] = "default"  # torch's OpenMP runtime
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
                 if proc.returncode != 0:
                     print(f"round {r} {fw} {model} failed:\n{proc.stderr[-2000:]}",
                           file=sys.stderr)
                     continue
                 res = json.loads(proc.stdout.strip().splitlines()[-1])
                 results.setdefault((model, fw), []).append(res)
-                print(f"round {r}: {model:13s} {fw:8s} {res['latency_s'] * 1e3:9.3f} ms",
+                extra = (f"  busy {res['busy_latency_s'] * 1e3:9.3f} ms"
+                         if "busy_latency_s" in res else "")
+                print(f"round {r}: {model:13s} {fw:16s} {res['latency_s'] * 1e3:9.3f} ms{extra}",
                       file=sys.stderr)
     _report(results, models, frameworks, args)
 
 
-def _report(results, models, frameworks, args) -> None:
-    def med(model, fw, key="latency_s"):
-        vals = [r[key] for r in results.get((model, fw), []) if key in r]
-        return (statistics.median(vals), min(vals), max(vals)) if vals else None
+def _med(results, model, fw, key="latency_s"):
+    vals = [r[key] for r in results.get((model, fw), []) if key in r]
+    return (statistics.median(vals), min(vals), max(vals)) if vals else None
 
-    print(f"{args.threads} threads, {args.rounds} fresh processes per cell, "
+
+def _geomean(values) -> float | None:
+    values = [v for v in values if v]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def _report(results, models, frameworks, args) -> None:
+    mode = "from_pytorch import" if args.frontend else "Relay builders"
+    print(f"relayir: {mode}, build(target=\"cpu\") at opt level 3, graph executor; "
+          f"{args.threads} threads, {args.rounds} fresh processes per cell, "
           f"{platform.processor() or platform.machine()}; {_versions()}\n")
-    head = "| model | " + " | ".join(f"{fw} ms (range)" for fw in frameworks)
-    head += " | relayir / torch | relayir / ort | compile cold / cached s |"
-    head += " memory plan / one buffer per tensor MiB |"
+    others = [fw for fw in ("torch", "ort") if fw in frameworks]
+    ours = [fw for fw in frameworks if fw.startswith("relayir")]
+    head = ("| model | " + " | ".join(f"{NAMES[fw]} ms" for fw in frameworks) + " | "
+            + " | ".join(f"{NAMES[o]} / {NAMES[other]}" for o in ours for other in others)
+            + " |")
     print(head)
-    print("|" + "---|" * (len(frameworks) + 5))
+    print("|---|" + "---:|" * (len(frameworks) + len(ours) * len(others)))
+    ratios: dict = {(o, other): [] for o in ours for other in others}
     for model in models:
         cells = []
         for fw in frameworks:
-            m = med(model, fw)
+            m = _med(results, model, fw)
+            cells.append(f"{m[0] * 1e3:.3f}" if m else "–")
+        for o in ours:
+            for other in others:
+                a, b = _med(results, model, o), _med(results, model, other)
+                ratio = a[0] / b[0] if a and b else None
+                ratios[(o, other)].append(ratio)
+                cells.append(f"{ratio:.2f}" if ratio else "–")
+        print(f"| {model} | " + " | ".join(cells) + " |")
+    for o in ours:
+        parts = []
+        for other in others:
+            g = _geomean(ratios[(o, other)])
+            if g:
+                worst = max(r for r in ratios[(o, other)] if r)
+                parts.append(f"{g:.2f}× {NAMES[other]} (worst {worst:.2f}×)")
+        if parts:
+            print(f"\nGeometric mean, {NAMES[o]}: " + ", ".join(parts) + ".")
+    _details(results, models, frameworks)
+    if args.busy:
+        _busy_report(results, models, frameworks, args.busy_kind)
+
+
+def _details(results, models, frameworks) -> None:
+    """Ranges over the processes, compile times, memory plan, error against torch."""
+    print("\n| model | " + " | ".join(f"{NAMES[fw]} ms (range)" for fw in frameworks)
+          + " | compile cold / cached s | memory plan / one buffer per tensor MiB "
+            "| max abs err vs torch |")
+    print("|---|" + "---|" * (len(frameworks) + 3))
+    ours = next((fw for fw in frameworks if fw.startswith("relayir")), None)
+    for model in models:
+        cells = []
+        for fw in frameworks:
+            m = _med(results, model, fw)
             cells.append(f"{m[0] * 1e3:.3f} ({m[1] * 1e3:.3f}–{m[2] * 1e3:.3f})" if m else "–")
-        rel = med(model, "relayir")
-
-        def ratio(other, rel=rel, model=model):
-            o = med(model, other)
-            return f"{rel[0] / o[0]:.2f}×" if rel and o else "–"
-
-        cold, cached = med(model, "relayir", "compile_cold_s"), med(model, "relayir",
-                                                                      "compile_cached_s")
+        cold, cached = (_med(results, model, ours, k)
+                        for k in ("compile_cold_s", "compile_cached_s"))
         comp = f"{cold[0]:.2f} / {cached[0]:.2f}" if cold and cached else "–"
-        planned, naive = med(model, "relayir", "planned_bytes"), med(model, "relayir",
-                                                                     "naive_bytes")
+        planned, naive = (_med(results, model, ours, k) for k in ("planned_bytes", "naive_bytes"))
         mem = f"{planned[0] / 2**20:.2f} / {naive[0] / 2**20:.2f}" if planned and naive else "–"
-        print(f"| {model} | " + " | ".join(cells) + f" | {ratio('torch')} | {ratio('ort')} | "
-              f"{comp} | {mem} |")
+        err = _med(results, model, ours, "max_abs_err")
+        print(f"| {model} | " + " | ".join(cells) + f" | {comp} | {mem} | "
+              f"{f'{err[1]:.1e}–{err[2]:.1e}' if err else '–'} |")
+
+
+def _busy_report(results, models, frameworks, kind) -> None:
+    print(f"\nWith one competing busy process ({kind}): median busy latency and the slowdown "
+          f"factor (busy / quiet, each process's own ratio, median over processes).\n")
+    print("| model | " + " | ".join(f"{NAMES[fw]} busy ms (× quiet)" for fw in frameworks)
+          + " |")
+    print("|---|" + "---:|" * len(frameworks))
+    for model in models:
+        cells = []
+        for fw in frameworks:
+            runs = [r for r in results.get((model, fw), []) if "busy_latency_s" in r]
+            if not runs:
+                cells.append("–")
+                continue
+            busy = statistics.median(r["busy_latency_s"] for r in runs)
+            factor = statistics.median(r["busy_latency_s"] / r["latency_s"] for r in runs)
+            cells.append(f"{busy * 1e3:.3f} (×{factor:.2f})")
+        print(f"| {model} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

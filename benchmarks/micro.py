@@ -2,10 +2,13 @@
 
     python benchmarks/micro.py [--threads 2]
 
-- dense GFLOP/s at 256/512/1024 (generated kernel vs ``numpy.matmul``);
+- dense GFLOP/s at 256/512/1024 (weight packed at run time, weight pre-packed,
+  ``numpy.matmul``, and the measured FP32 peak);
 - bandwidth of a fused elementwise kernel (add + relu over 4M floats) vs a numpy copy;
 - per-kernel dispatch overhead of the graph executor's run loop (a chain of 200 tiny
-  kernels: run time / 200, minus the kernel bodies measured alone).
+  kernels: run time / 200, minus the kernel bodies measured alone);
+- ``--conv``: resnet18's conv layers by algorithm (NCHW, blocked direct, Winograd) in
+  effective GFLOP/s next to ONNX Runtime, and resnet18 / mobilenet_v2 end to end.
 """
 
 from __future__ import annotations
@@ -38,24 +41,110 @@ def _primitive(body_fn, *types):
     return fn
 
 
-def dense(sizes=(256, 512, 1024)) -> list[str]:
-    import relayir as relay
-    from relayir.tir import lower_primitive
-    from relayir.codegen.native import compile_kernels
+_PEAK_SOURCE = r"""
+#include <omp.h>
+typedef float rl_peak_v __attribute__((vector_size(LANES * sizeof(float))));
+/* Fused multiply-adds on 24 independent vector chains per thread (no memory traffic):
+   the FP32 rate a matmul kernel could reach at best. Returns the flops done. */
+double relayir_peak(long iters) {
+  double flops = 0;
+#pragma omp parallel reduction(+ : flops)
+  {
+    rl_peak_v acc[24], b = (rl_peak_v){0} + 0.9999f, c = (rl_peak_v){0} + 0.0001f;
+    for (int i = 0; i < 24; ++i) acc[i] = (rl_peak_v){0} + (float)i;
+    for (long it = 0; it < iters; ++it) {
+#pragma GCC unroll 24
+      for (int i = 0; i < 24; ++i) acc[i] = acc[i] * b + c;
+      __asm__ volatile("" : "+v"(b));
+    }
+    float s = 0;
+    for (int i = 0; i < 24; ++i) s += acc[i][0];
+    flops = 2.0 * LANES * 24 * iters + 0 * s;
+  }
+  return flops;
+}
+"""
 
-    lines = []
+
+def peak_gflops() -> float:
+    """This machine's FP32 peak over the OpenMP threads (best of 20), from an FMA loop
+    compiled by relayir's compiler driver for the host's vector width."""
+    import ctypes
+
+    from relayir.codegen.compiler import compile_source
+    from relayir.tir.machine import host_machine
+
+    lanes = host_machine().lanes
+    lib = ctypes.CDLL(str(compile_source(_PEAK_SOURCE.replace("LANES", str(lanes)),
+                                         name="peak")))
+    lib.relayir_peak.restype = ctypes.c_double
+    lib.relayir_peak.argtypes = [ctypes.c_long]
+    best = 0.0
+    for _ in range(20):  # short runs: on a busy machine some run undisturbed
+        t0 = time.perf_counter()
+        flops = lib.relayir_peak(500_000)
+        best = max(best, flops / (time.perf_counter() - t0) / 1e9)
+    return best
+
+
+def _interleaved_best(fns: dict, rounds: int = 40) -> dict:
+    """``(best, median)`` seconds per name over ``rounds`` interleaved calls (a busy
+    machine slows every candidate of a round alike; the best is the least disturbed)."""
+    times: dict = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: (min(t), statistics.median(t)) for name, t in times.items()}
+
+
+def dense(sizes=(256, 512, 1024)) -> list[str]:
+    """``dense(x, W)`` with batch = size: relayir with the weight a runtime input (packed
+    into panels inside the kernel), relayir with the weight pre-packed
+    (``nn.contrib_dense_pack``: what a model build with constant weights runs), and
+    ``numpy.matmul`` (OpenBLAS), interleaved in one process; GFLOP/s of the best run
+    (and median), the ratio to numpy, and the fraction of the measured peak."""
+    import relayir as relay
+    from relayir.codegen.native import compile_kernels
+    from relayir.op.layout import transform_array
+    from relayir.tir import lower_primitive
+    from relayir.tir.machine import host_machine
+
+    peak = peak_gflops()
+    block = 2 * host_machine().lanes
+    lines = [f"FP32 peak (FMA loop, {os.environ.get('OMP_NUM_THREADS', '?')} threads): "
+             f"{peak:.0f} GFLOP/s; GFLOP/s of the best of 40 interleaved runs (median)\n",
+             "| dense n×n×n | relayir, weight packed at run time | relayir, weight pre-packed "
+             "| numpy | relayir / numpy | pre-packed / numpy | pre-packed / peak |",
+             "|---|---|---|---|---|---|---|"]
     for n in sizes:
-        fn = _primitive(relay.nn.dense, ((n, n), "float32"), ((n, n), "float32"))
-        k = compile_kernels([lower_primitive(fn, f"dense{n}")])[f"dense{n}"]
+        x = relay.var("x", shape=(n, n))
+        wp = relay.var("wp", shape=(n // block, n, block))
+        plain = _primitive(relay.nn.dense, ((n, n), "float32"), ((n, n), "float32"))
+        packed = relay.Function([x, wp], relay.nn.contrib_dense_pack(
+            x, wp, weight_layout=f"NC{block}n")).with_attr("Primitive", 1)
+        relay.transform.infer_type(packed)
+        ks = compile_kernels([lower_primitive(plain, f"dense{n}"),
+                              lower_primitive(packed, f"dense_pack{n}")])
         a = np.random.rand(n, n).astype("float32")
         b = np.random.rand(n, n).astype("float32")
+        bp = np.ascontiguousarray(transform_array(b, "NC", f"NC{block}n"))
         out = np.empty((n, n), "float32")
-        f = k.function
-        t_gen = _median(lambda f=f, a=a, b=b, out=out: f(a, b, out))
-        t_np = _median(lambda a=a, b=b, out=out: np.matmul(a, b.T, out=out))
-        flops = 2 * n**3
-        lines.append(f"| dense {n} | {flops / t_gen / 1e9:.1f} GFLOP/s | "
-                     f"{flops / t_np / 1e9:.1f} GFLOP/s | {t_np / t_gen:.0%} |")
+        f, fp = ks[f"dense{n}"].function, ks[f"dense_pack{n}"].function
+        t = _interleaved_best({"rt": lambda f=f, a=a, b=b, out=out: f(a, b, out),
+                               "pre": lambda f=fp, a=a, b=bp, out=out: f(a, b, out),
+                               "np": lambda a=a, b=b, out=out: np.matmul(a, b.T, out=out)})
+        flops = 2 * n ** 3
+
+        def rate(k, t=t, flops=flops):
+            return f"{flops / t[k][0] / 1e9:.0f} ({flops / t[k][1] / 1e9:.0f})"
+
+        lines.append(f"| {n} | {rate('rt')} | {rate('pre')} | {rate('np')} | "
+                     f"{t['np'][0] / t['rt'][0]:.0%} | {t['np'][0] / t['pre'][0]:.0%} | "
+                     f"{flops / t['pre'][0] / 1e9 / peak:.0%} |")
     return lines
 
 
@@ -100,17 +189,266 @@ def dispatch(length: int = 200) -> list[str]:
             f"bare pre-bound native call {t_call * 1e6:.2f} µs | |"]
 
 
+# ---------------------------------------------------------------- convolutions (P2)
+#
+# ``--conv``: resnet18's distinct conv layers, each built alone as AlterOpLayout emits
+# it (blocked input in, blocked output out, packed weight constant), by algorithm, next
+# to the NCHW kernel AlterOpLayout replaces and to ONNX Runtime's Conv (same threads,
+# one process, measurements interleaved). GFLOP/s are *effective*: the direct
+# convolution's 2·N·O·C·OH·OW·kh·kw/groups flops over the measured time, whatever the
+# algorithm. Then resnet18 and mobilenet_v2 end to end (relay.build + GraphModule,
+# blocked vs NCHW) against ONNX Runtime on the same weights.
+
+
+def _interleaved(fns: dict, rounds: int = 5, repeat: int = 5) -> dict:
+    """Median seconds per name, the names measured in turn ``rounds`` times (a noisy
+    machine slows every candidate of a round alike)."""
+    times: dict = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            times[name].append(_median(fn, repeat))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def _conv_layers(model: str = "resnet18", image_size: int = 224) -> list:
+    """``(workload, count)`` per distinct conv of ``model``, in order."""
+    from relayir.ir.expr import Call
+    from relayir.ir.functor import post_order
+    from relayir.testing.models import get_workload
+    from relayir.transform.alter_op_layout import conv_workload
+    from relayir.typing.infer import infer_module
+
+    mod, _, _ = get_workload(model, image_size=image_size)
+    mod = infer_module(mod.copy())
+    counts: dict = {}
+    for n in post_order(mod["main"]):
+        if type(n) is Call and getattr(n.op, "name", "") == "nn.conv2d":
+            wl = conv_workload(n)
+            counts[wl] = counts.get(wl, 0) + 1
+    return list(counts.items())
+
+
+def _conv_runner(wl, algorithm: str, width: int = 16, tile: int = 4):
+    """A GraphModule running one conv layer (``nchw``: the plain nn.conv2d kernel) and
+    its run function with the input set."""
+    import relayir as relay
+    from relayir.op.layout import transform_array
+    from relayir.op.nn.winograd import weight_transform
+    from relayir.transform.alter_op_layout import choose_block
+
+    rng = np.random.default_rng(0)
+    c, o, g = wl.channels, wl.out_channels, wl.groups
+    weight = (rng.standard_normal((o, c // g, *wl.kernel)) * 0.1).astype("float32")
+    data = rng.standard_normal((wl.batch, c, wl.height, wl.width)).astype("float32")
+    x, y = choose_block(c // g, width), choose_block(o // g, width)
+    common = {"padding": wl.padding, "channels": o}
+    if algorithm == "nchw":
+        inp = relay.var("x", shape=data.shape)
+        body = relay.nn.conv2d(inp, relay.const(weight), strides=wl.strides,
+                               dilation=wl.dilation, groups=g, **common)
+    else:
+        data = transform_array(data, "NCHW", f"NCHW{x}c")
+        inp = relay.var("x", shape=data.shape)
+        layouts = {"data_layout": f"NCHW{x}c", "out_layout": f"NCHW{y}c"}
+        if algorithm == "winograd":
+            u = weight_transform(weight, tile).astype("float32")
+            body = relay.nn.contrib_conv2d_winograd_NCHWc(
+                inp, relay.const(transform_array(u, "HWOI", f"HWOI{x}i{y}o")), tile_size=tile,
+                kernel_layout=f"HWOI{x}i{y}o", **layouts, **common)
+        else:
+            body = relay.nn.contrib_conv2d_NCHWc(
+                inp, relay.const(transform_array(weight, "OIHW", f"OIHW{x}i{y}o")),
+                strides=wl.strides, dilation=wl.dilation, groups=g,
+                kernel_layout=f"OIHW{x}i{y}o", **layouts, **common)
+    mod = relay.IRModule.from_expr(relay.Function([inp], body))
+    with relay.transform.PassContext(opt_level=3, disabled_pass=["AlterOpLayout"]):
+        lib = relay.build(mod, target="cpu")
+    gm = relay.graph_executor.GraphModule(lib)
+    gm.set_input("x", data)
+    return gm.run
+
+
+def _ort_session(module, args, threads: int):
+    import onnxruntime as ort
+    import torch
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "m.onnx")
+        torch.onnx.export(module, tuple(torch.from_numpy(a) for a in args), path,
+                          input_names=[f"i{k}" for k in range(len(args))], dynamo=False)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    feed = {f"i{k}": a for k, a in enumerate(args)}
+    return lambda: sess.run(None, feed)
+
+
+def _ort_conv(wl, threads: int):
+    try:
+        import torch
+    except ImportError:
+        return None
+    conv = torch.nn.Conv2d(wl.channels, wl.out_channels, wl.kernel, wl.strides,
+                           (wl.padding[0], wl.padding[1]), wl.dilation, wl.groups, bias=False)
+    data = np.random.default_rng(0).standard_normal(
+        (wl.batch, wl.channels, wl.height, wl.width)).astype("float32")
+    return _ort_session(conv.eval(), [data], threads)
+
+
+def conv_layers(threads: int, model: str = "resnet18") -> list[str]:
+    from relayir.transform.alter_op_layout import winograd_pays
+
+    lines = ["| layer (N C HxW → O, kernel, stride) | × | MFLOP | NCHW | NCHWc direct | "
+             "Winograd F(4x4) | ORT | chosen |", "|---|---|---|---|---|---|---|---|"]
+    total = {"nchw": 0.0, "direct": 0.0, "winograd": 0.0, "chosen": 0.0, "ort": 0.0}
+    for wl, count in _conv_layers(model):
+        fns = {a: _conv_runner(wl, a) for a in ("nchw", "direct")}
+        if wl.winograd_applies:
+            fns["winograd"] = _conv_runner(wl, "winograd")
+        ort = _ort_conv(wl, threads)
+        if ort is not None:
+            fns["ort"] = ort
+        t = _interleaved(fns)
+        flops = 2 * wl.macs
+        chosen = "winograd" if winograd_pays(wl) else "direct"
+        t["chosen"] = t[chosen]
+        for k in total:
+            total[k] += count * t.get(k, t["direct"] if k == "winograd" else 0.0)
+
+        def rate(name, t=t, flops=flops):
+            return f"{flops / t[name] / 1e9:.0f}" if name in t else "—"
+
+        desc = (f"{wl.channels} {wl.height}x{wl.width} → {wl.out_channels}, "
+                f"{wl.kernel[0]}x{wl.kernel[1]} s{wl.strides[0]}")
+        lines.append(f"| {desc} | {count} | {flops / 1e6:.0f} | {rate('nchw')} | "
+                     f"{rate('direct')} | {rate('winograd')} | {rate('ort')} | {chosen} |")
+    ms = {k: f"{v * 1e3:.2f} ms" for k, v in total.items()}
+    lines.append(f"| all convs (sum × count) | | | {ms['nchw']} | {ms['direct']} | "
+                 f"{ms['winograd']} (best of it and direct) | {ms['ort']} | "
+                 f"{ms['chosen']} |")
+    return lines
+
+
+def conv_models(threads: int, models=("resnet18", "mobilenet_v2")) -> list[str]:
+    import relayir as relay
+    from relayir.testing.models import get_workload, make_inputs
+
+    lines = ["| model | relayir NCHWc (AlterOpLayout) | relayir NCHW | ORT | "
+             "NCHWc / ORT | NCHW / ORT |", "|---|---|---|---|---|---|"]
+    for name in models:
+        mod, params, _ = get_workload(name)
+        inputs = make_inputs(name, mod)
+        fns = {}
+        for label, disabled in (("blocked", []), ("nchw", ["AlterOpLayout"])):
+            with relay.transform.PassContext(opt_level=3, disabled_pass=disabled):
+                lib = relay.build(mod, target="cpu", params=params)
+            gm = relay.graph_executor.GraphModule(lib)
+            gm.set_input(**inputs)
+            fns[label] = gm.run
+        try:
+            from relayir.testing.models import torch_models
+
+            module = torch_models.load(torch_models.build(name), params).float()
+            fns["ort"] = _ort_session(module, [np.asarray(v) for v in inputs.values()],
+                                      threads)
+        except ImportError:
+            pass
+        t = _interleaved(fns, rounds=5, repeat=10)
+        ort = t.get("ort", float("nan"))
+        lines.append(f"| {name} | {t['blocked'] * 1e3:.2f} ms | {t['nchw'] * 1e3:.2f} ms | "
+                     f"{ort * 1e3:.2f} ms | {t['blocked'] / ort:.2f} | "
+                     f"{t['nchw'] / ort:.2f} |")
+    return lines
+
+
+# ---------------------------------------------------------------- recurrent, transformer (P3)
+#
+# ``--blocks``: the LSTM / GRU layers of the LSTM row of compare.py (1 layer, 128 → 256,
+# 32 steps, batch 1 and 8) and BERT-mini's softmax / layer_norm shapes, each a torch
+# module imported with from_pytorch and built as users do, next to the same module in
+# ONNX Runtime (exported) and PyTorch eager, measurements interleaved in one process.
+
+
+def _block_cases():
+    import torch
+
+    class Outputs(torch.nn.Module):
+        """A recurrent layer returning only its stacked outputs."""
+
+        def __init__(self, layer):
+            super().__init__()
+            self.layer = layer
+
+        def forward(self, x):
+            return self.layer(x)[0]
+
+    rng = np.random.default_rng(0)
+    for batch in (1, 8):
+        for name, layer in (("LSTM", torch.nn.LSTM), ("GRU", torch.nn.GRU)):
+            yield (f"{name} 128→256, 32 steps, batch {batch}", Outputs(layer(128, 256)),
+                   rng.standard_normal((32, batch, 128)))
+    yield "softmax (4, 128, 128), last axis", torch.nn.Softmax(-1), rng.standard_normal(
+        (4, 128, 128))
+    yield "layer_norm (128, 256)", torch.nn.LayerNorm(256), rng.standard_normal((128, 256))
+
+
+def blocks(threads: int) -> list[str]:
+    import torch
+
+    import relayir as relay
+
+    torch.set_num_threads(threads)
+    lines = ["| block | relayir | ONNX Runtime | PyTorch eager | relayir / ORT | "
+             "relayir / torch |", "|---|---|---|---|---|---|"]
+    for name, module, data in _block_cases():
+        module = module.float().eval()
+        x = data.astype("float32")
+        mod, params = relay.frontend.from_pytorch(module, [("x", x.shape)])
+        with relay.transform.PassContext(opt_level=3):
+            lib = relay.build(mod, target="cpu", params=params)
+        gm = relay.graph_executor.GraphModule(lib)
+        gm.set_input("x", x)
+        tx = torch.from_numpy(x)
+
+        def eager(module=module, tx=tx):
+            with torch.inference_mode():
+                module(tx)
+
+        t = _interleaved({"relayir": gm.run, "ort": _ort_session(module, [x], threads),
+                          "torch": eager}, rounds=5, repeat=20)
+        lines.append(f"| {name} | {t['relayir'] * 1e6:.1f} µs | {t['ort'] * 1e6:.1f} µs | "
+                     f"{t['torch'] * 1e6:.1f} µs | {t['relayir'] / t['ort']:.2f} | "
+                     f"{t['relayir'] / t['torch']:.2f} |")
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--conv", action="store_true",
+                    help="only the convolution tables (per layer, then end to end)")
+    ap.add_argument("--blocks", action="store_true",
+                    help="only the recurrent and transformer blocks (LSTM, GRU, softmax, "
+                         "layer_norm) against ONNX Runtime and PyTorch")
     args = ap.parse_args()
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     os.environ.setdefault("RELAYIR_CACHE_DIR", tempfile.mkdtemp(prefix="relayir-micro-"))
+    if args.blocks:
+        print(f"{args.threads} threads; from_pytorch + build, median of interleaved runs\n")
+        print("\n".join(blocks(args.threads)))
+        return
+    if args.conv:
+        print(f"{args.threads} threads; effective GFLOP/s (direct-conv flops / time)\n")
+        print("\n".join(conv_layers(args.threads)) + "\n")
+        print("\n".join(conv_models(args.threads)))
+        return
     print(f"{args.threads} threads, numpy {np.__version__}\n")
+    print("\n".join(dense()) + "\n")
     print("| benchmark | relayir | numpy | relayir / numpy |")
     print("|---|---|---|---|")
-    for line in dense() + elementwise() + dispatch():
+    for line in elementwise() + dispatch():
         print(line)
 
 

@@ -126,7 +126,7 @@ def _expression_cases():
         (E.Select(E.LT(x, y), x, E.Select(E.GE(x, y), y, x)), "float32",
          "x < y ? x : x >= y ? y : x"),
         (E.Cast("bool", x), "bool", "(uint8_t)(x != 0)"),
-        (E.Cast("int32", x), "int32", "(int32_t)x"),
+        (E.Cast("int32", x), "int32", "rl_cast_f32_i32(x)"),
         (E.Cast("float16", x), "float16", "(rl_f16)((float)(rl_f16)x)"),
         (E.Cast("int64", a), "int64", "(int64_t)a"),
         (E.Not(E.And(E.EQ(a, b), E.Or(E.NE(a, b), E.LE(a, b)))), "bool",

@@ -244,6 +244,13 @@ def _nn_cases():
                **prod)
     yield Case("nn.dense", [rand((4, 6), "int8", 1), rand((3, 6), "int8", 2)],
                {"out_dtype": "int32"})
+    # a weight already in the micro-kernel's panel layout NC[n]n (units = 48 = 3 blocks)
+    yield Case("nn.contrib_dense_pack", [rand((13, 33), "float32", 1),
+                                         rand((3, 33, 16), "float32", 2)],
+               {"weight_layout": "NC16n"}, **prod)
+    yield Case("nn.contrib_dense_pack", [rand((1, 40), "float32", 1),
+                                         rand((2, 40, 32), "float32", 2)],
+               {"weight_layout": "NC32n"}, **prod, note="one row")
     yield Case("nn.matmul", [rand((5, 13), "float32", 1), rand((13, 19), "float32", 2)],
                **prod)
     yield Case("nn.dense", [rand((37, 70), "float32", 1), rand((45, 70), "float32", 2)], **prod,
@@ -279,6 +286,23 @@ def _nn_cases():
     g6, b6 = rand((6,), "float32", 1), rand((6,), "float32", 2)
     yield Case("nn.group_norm", [x6, g6, b6], {"num_groups": 3})
     yield Case("nn.group_norm", [x6, g6, b6], {"num_groups": 6})
+    # recurrent sequences (one C routine call each): the packed weight's block 16 does
+    # not divide the hidden size 20, so the last block is zero padded
+    seq, batch, hidden = 5, 3, 20
+    h0, c0 = rand((batch, hidden), "float32", 3), rand((batch, hidden), "float32", 4)
+    for op, gates, extra in (("nn.lstm_sequence", 4, {"reverse": True}),
+                             ("nn.gru_sequence", 3, {"linear_before_reset": False}),
+                             ("nn.rnn_sequence", 1, {"activation": "relu"})):
+        data = rand((seq, batch, gates * hidden), "float32", 5)
+        w = np.zeros((2, hidden, gates, 16), "float32")
+        w.reshape(2 * hidden * gates * 16)[:] = rand((2 * hidden * gates * 16,), "float32", 6)
+        w[1, :, :, hidden - 16:] = 0
+        w *= 0.3
+        args = {"nn.lstm_sequence": [data, h0, c0, w],
+                "nn.gru_sequence": [data, h0, w, rand((gates * hidden,), "float32", 7)],
+                "nn.rnn_sequence": [data, h0, w]}[op]
+        yield Case(op, args)
+        yield Case(op, args, extra)
 
 
 def _pool_conv_cases():
@@ -325,6 +349,20 @@ def _pool_conv_cases():
                note="tiled")
     yield Case("nn.conv1d", [rand((2, 4, 13), "float32", 1), rand((17, 4, 3), "float32", 2)],
                {"padding": 1}, **prod, note="tiled")
+    # AlterOpLayout's blocked convolutions (more in tests/op/test_nn_nchwc.py)
+    xb = rand((1, 2, 7, 6, 4), "float32", 8)  # NCHW4c, 8 channels
+    blocked = {"data_layout": "NCHW4c", "out_layout": "NCHW8c"}
+    yield Case("nn.contrib_conv2d_NCHWc", [xb, rand((2, 2, 3, 3, 4, 8), "float32", 9)],
+               {**blocked, "kernel_layout": "OIHW4i8o", "padding": 1}, **prod)
+    yield Case("nn.contrib_conv2d_NCHWc", [xb, rand((2, 1, 3, 3, 4, 8), "float32", 9)],
+               {**blocked, "kernel_layout": "OIHW4i8o", "groups": 2, "strides": 2}, **prod)
+    same = {"data_layout": "NCHW4c", "out_layout": "NCHW4c"}
+    yield Case("nn.contrib_depthwise_conv2d_NCHWc", [xb, rand((2, 1, 3, 3, 1, 4), "float32", 9)],
+               {**same, "kernel_layout": "OIHW1i4o", "groups": 8, "padding": 1}, **prod)
+    yield Case("nn.contrib_conv2d_winograd_NCHWc", [xb, rand((6, 6, 3, 2, 4, 4), "float32", 9)],
+               {**same, "kernel_layout": "HWOI4i4o", "padding": 1}, **prod)
+    yield Case("nn.contrib_conv2d_winograd_weight_transform", [rand((5, 3, 3, 3), "float32", 9)],
+               {"tile_size": 2}, **prod)
 
 
 

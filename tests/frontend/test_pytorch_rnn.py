@@ -148,20 +148,33 @@ def test_cell_in_a_loop(name):
     run(model, [torch.randn(SEQ, BATCH, FEATURES), torch.randn(BATCH, HIDDEN)])
 
 
-@pytest.mark.parametrize("kind", ["lstm", "gru"])
+@pytest.mark.parametrize("kind", list(LAYERS))
 def test_graph_executor_on_cpu(kind):
     torch.manual_seed(4)
     layer = LAYERS[kind](num_layers=2, bidirectional=True, batch_first=True)
     run(Returns(layer), [torch.randn(BATCH, SEQ, FEATURES), *_states(layer)], target="cpu")
 
 
-def test_input_projection_is_hoisted():
-    """One dense over the whole sequence per layer and direction, one per step for W_hh."""
-    mod, _ = from_pytorch(Returns(nn.LSTM(FEATURES, HIDDEN, bidirectional=True)).eval(),
+@pytest.mark.parametrize(("kind", "op"), [("lstm", "nn.lstm_sequence"),
+                                        ("gru", "nn.gru_sequence"),
+                                        ("rnn_tanh", "nn.rnn_sequence")])
+def test_one_projection_then_one_sequence_op(kind, op):
+    """Per layer and direction: one dense over the whole sequence, then the recurrence as
+    one sequence op (every step in one kernel); no dense per step."""
+    mod, _ = from_pytorch(Returns(LAYERS[kind](bidirectional=True)).eval(),
                           [("x", (SEQ, BATCH, FEATURES))])
     text = mod.astext()
     assert text.count("nn.dense(%x") == 2
-    assert text.count("nn.dense(") == 2 + 2 * SEQ
+    assert text.count("nn.dense(") == 2
+    assert text.count(f"{op}(") == 2
+
+
+def test_lstm_with_projection_stays_unrolled():
+    """The sequence ops have no projection ``W_hr``: such an LSTM is unrolled per step."""
+    layer = nn.LSTM(FEATURES, HIDDEN, proj_size=2)
+    mod, _ = from_pytorch(Returns(layer).eval(), [("x", (SEQ, BATCH, FEATURES))])
+    text = mod.astext()
+    assert "nn.lstm_sequence(" not in text and text.count("nn.dense(") == 1 + 2 * SEQ
 
 
 def test_dynamic_sequence_length_is_a_clear_error():

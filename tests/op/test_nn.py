@@ -486,7 +486,8 @@ def f32(shape):
 
 
 BAD = [
-    ("nn.dense", [f32((2, 3)), f32((4, 5))], {}, "units mismatch"),
+    ("nn.dense", [f32((2, 3)), f32((4, 5))], {}, "in-features mismatch"),
+    ("nn.contrib_dense_pack", [f32((2, 3)), f32((2, 5, 16))], {}, "in-features mismatch"),
     ("nn.matmul", [f32((2, 3)), f32((4, 5))], {}, "reduction mismatch"),
     ("nn.batch_matmul", [f32((2, 3, 4)), f32((3, 5, 4))], {}, "batch sizes differ"),
     ("nn.bias_add", [f32((2, 3, 4)), f32((4,))], {}, "bias must have shape (3,)"),
@@ -522,6 +523,12 @@ BAD = [
     ("nn.pad", [f32((2, 3)), np.float32(0)], {"pad_width": ((2, 0), (0, 0)),
                                               "pad_mode": "reflect"}, "reflect", (0,)),
     ("nn.batch_flatten", [np.float32(1)], {}, "rank >= 1"),
+    ("nn.lstm_sequence", [f32((6, 2, 81)), f32((2, 20)), f32((2, 20)), f32((2, 20, 4, 16))], {},
+     "4 * hidden = 80", (0, 1)),
+    ("nn.gru_sequence", [f32((6, 2, 60)), f32((2, 20)), f32((2, 20, 3, 16)), f32((20,))], {},
+     "bias must be", (3,)),
+    ("nn.rnn_sequence", [f32((6, 2, 20)), f32((2, 20)), f32((1, 20, 1, 65))], {},
+     "between 1 and 64", (2,)),
 ]
 
 
@@ -537,10 +544,16 @@ def test_every_nn_op_has_a_bad_input_test():
     assert ops == {b[0] for b in BAD + SPATIAL_BAD if b[0].startswith("nn.")}
 
 
-def test_dense_message_matches_relay_wording():
+def test_dense_message_names_the_in_features_not_the_units():
     msg = expect_type_error("nn.dense", [f32((2, 3)), f32((4, 5))])
     a, b = TensorType((2, 3)), TensorType((4, 5))
-    assert msg.startswith(f"nn.dense: units mismatch: data is {a} but weight is {b}")
+    assert msg.startswith(f"nn.dense: in-features mismatch: data is {a} but weight is {b} "
+                          "(the last dim of data, 3, must equal the weight's in-features, its "
+                          "dim 1: 5")
+    assert "units mismatch" not in msg
+    # a wrong units attribute is the units message
+    msg = expect_type_error("nn.dense", [f32((2, 3)), f32((4, 3))], {"units": 5}, shown=(1,))
+    assert "units=5 but weight gives 4 output units" in msg
 
 
 @pytest.mark.parametrize("op_name,attrs", [
@@ -675,6 +688,7 @@ def test_small_network_runs_through_the_interpreter():
 
 PATTERNS = {
     "nn.dense": OpPattern.OUT_ELEMWISE_FUSABLE, "nn.matmul": OpPattern.OUT_ELEMWISE_FUSABLE,
+    "nn.contrib_dense_pack": OpPattern.OUT_ELEMWISE_FUSABLE,
     "nn.batch_matmul": OpPattern.OUT_ELEMWISE_FUSABLE,
     "nn.conv2d": OpPattern.OUT_ELEMWISE_FUSABLE, "nn.conv1d": OpPattern.OUT_ELEMWISE_FUSABLE,
     "nn.relu": OpPattern.ELEMWISE, "nn.leaky_relu": OpPattern.ELEMWISE,
@@ -689,6 +703,8 @@ PATTERNS = {
     "nn.global_max_pool2d": OpPattern.OUT_ELEMWISE_FUSABLE,
     "nn.adaptive_avg_pool2d": OpPattern.OUT_ELEMWISE_FUSABLE,
     "nn.pad": OpPattern.INJECTIVE, "nn.batch_flatten": OpPattern.INJECTIVE,
+    "nn.lstm_sequence": OpPattern.OPAQUE, "nn.gru_sequence": OpPattern.OPAQUE,
+    "nn.rnn_sequence": OpPattern.OPAQUE,
 }
 
 

@@ -18,6 +18,10 @@ from .compiler import (
 )
 from .loader import BoundCall, KernelFunction, LoadError, SharedLibrary
 from .native import NativeKernel, compile_kernels
+from .openmp_env import prepare_openmp
+
+# at import: an OpenMP runtime loaded later (by torch, say) reads the settings too
+prepare_openmp()
 
 __all__ = [
     "BoundCall",

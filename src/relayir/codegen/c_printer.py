@@ -12,10 +12,14 @@ symbolic dimensions in ``kernel.dim_vars`` order (NULL when there are none). It 
 0, or -1 when a temporary could not be allocated.
 
 C semantics follow the numpy references: integer division and remainder go through
-helpers that give 0 for a zero divisor (numpy's result) instead of trapping; float16
-is stored as ``_Float16`` and computed in float; bool is stored as one byte (0/1);
-narrow integer arithmetic is cast back to its type after each operation, so it wraps
-like numpy's.
+helpers that give 0 for a zero divisor (numpy's result) and wrap ``INT_MIN / -1``
+instead of trapping; float ``max``/``min`` follow ``np.maximum``/``np.minimum`` (a NaN
+operand wins, also in reductions; the second operand on a tie such as ``-0.0`` vs
+``0.0``); float to integer casts truncate, give 0 for NaN and saturate out-of-range
+values (numpy leaves those undefined; its reference pins the same rule); float16 is
+stored as ``_Float16`` and computed in float; bool is stored as one byte (0/1); narrow
+integer arithmetic is cast back to its type after each operation, so it wraps like
+numpy's.
 """
 
 from __future__ import annotations
@@ -27,8 +31,12 @@ import numpy as np
 
 from ..te import expr as E
 from ..te.visit import children, post_order
+from ..tir import microkernel as MK
 from ..tir import stmt as S
 from ..tir.names import C_MATH_FUNCTIONS, c_identifier
+from .microkernels import microkernel_sources
+from .openmp_env import team_guard_source
+from .routines import routine_sources
 
 _CTYPE = {
     "float16": "float",
@@ -101,7 +109,24 @@ def _helpers() -> str:
         ("u64", "uint64_t"),
     ]
     out = []
-    for s, t in types:
+    for s, t in types[:2]:  # numpy's rules: a NaN operand wins, b on a tie (-0.0 vs 0.0)
+        for op, cmp, ident in (("min", "<", "INFINITY"), ("max", ">", "-INFINITY")):
+            flip = ">=" if op == "min" else "<="
+            # maxps/minps (NaN in b) then a blend (NaN in a): loops stay vectorised; a
+            # constant b that is not NaN (relu, clip) needs one compare and one blend
+            out.append(f"static inline {t} rl_{op}_{s}({t} a, {t} b) {{ "
+                       f"if (__builtin_constant_p(b) && b == b) return a {flip} b ? b : a; "
+                       f"{t} m = a {cmp} b ? a : b; return a != a ? a : m; }}")
+            # an accumulator update ``acc = max(acc, x)``: the same NaN rule with the
+            # compare-and-blend chain through ``acc`` one instruction shorter (a tie
+            # keeps ``acc``: reductions leave the sign of a zero result open)
+            out.append(f"static inline {t} rl_{op}r_{s}({t} acc, {t} x) "
+                       f"{{ {t} m = x {cmp} acc ? x : acc; return x != x ? x : m; }}")
+            # OpenMP's own max/min reductions merge lanes with maxps/minps, which drop
+            # NaN: float reductions name these instead (``_omp_reduction``)
+            out.append(f"#pragma omp declare reduction(rl_{op}_{s} : {t} : omp_out = "
+                       f"rl_{op}_{s}(omp_out, omp_in)) initializer(omp_priv = {ident})")
+    for s, t in types[2:]:
         out.append(f"static inline {t} rl_min_{s}({t} a, {t} b) {{ return a < b ? a : b; }}")
         out.append(f"static inline {t} rl_max_{s}({t} a, {t} b) {{ return a > b ? a : b; }}")
     for s, t in types[2:]:
@@ -148,12 +173,36 @@ def _helpers() -> str:
             f"{u} r = 1, x = ({u})a; while (b) {{ if (b & 1) r *= x; x *= x; "
             f"b = ({t})(b >> 1); }} return ({t})r; }}"
         )
-    for s, t, f in (("f32", "float", "fmodf"), ("f64", "double", "fmod")):
-        out.append(
+    for s, t, f, c in (("f32", "float", "fmodf", "copysignf"),
+                       ("f64", "double", "fmod", "copysign")):
+        out.append(  # numpy's: a zero remainder takes the divisor's sign
             f"static inline {t} rl_floormod_{s}({t} a, {t} b) {{ {t} r = {f}(a, b); "
-            f"return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }}"
+            f"return r == 0 ? {c}(0, b) : (((r < 0) != (b < 0)) ? r + b : r); }}"
         )
+    out.extend(_float_to_int_helpers())
     return "\n".join(out)
+
+
+def _float_to_int_helpers() -> list[str]:
+    """``rl_cast_<float>_<int>``: float to integer conversion, defined for every input
+    (C leaves NaN and out-of-range values undefined, and x86 gives different answers
+    in scalar and vector code): truncation toward zero, NaN gives 0, values beyond the
+    range saturate to its ends. ``op/transform/convert.py`` pins the same rule."""
+    out = []
+    for fs, ft in (("f32", "float"), ("f64", "double")):
+        for bits in (8, 16, 32, 64):
+            for signed in (True, False):
+                s, t = f"{'i' if signed else 'u'}{bits}", f"{'' if signed else 'u'}int{bits}_t"
+                if signed:  # both bounds are powers of two, exact in every float type
+                    hi, lo, top, bottom = f"0x1p{bits - 1}", f"-0x1p{bits - 1}", \
+                        f"INT{bits}_MAX", f"INT{bits}_MIN"
+                else:
+                    hi, lo, top, bottom = f"0x1p{bits}", "-1", f"UINT{bits}_MAX", "0"
+                out.append(
+                    f"static inline {t} rl_cast_{fs}_{s}({ft} x) {{ return x != x ? 0 : "
+                    f"(x >= {hi} ? {top} : (x <= {lo} ? {bottom} : ({t})x)); }}"
+                )
+    return out
 
 
 _WORKSPACE = r"""
@@ -215,9 +264,11 @@ static inline float rl_tanhf(float x) {
   float z = x * x;
   float small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z
                  + 1.33314422036e-1f) * z - 3.33332819422e-1f) * z * x + x;
-  float big = 1.0f - 2.0f / (rl_expf(2.0f * (a > 9.0f ? 9.0f : a)) + 1.0f);
+  /* clamped where the result has rounded to 1 (tanh(10) is 1.0f), so that tanh(+-inf)
+     is exactly +-1 and exp cannot overflow */
+  float big = 1.0f - 2.0f / (rl_expf(2.0f * (a > 10.0f ? 10.0f : a)) + 1.0f);
   big = x < 0 ? -big : big;
-  return a < 0.625f ? small : big;
+  return copysignf(a < 0.625f ? small : big, x); /* tanh(-0.0) is -0.0 */
 }
 static inline float rl_erff(float x) {
   float a = x < 0 ? -x : x;
@@ -245,6 +296,7 @@ HEADER = f"""/* Generated by relayir. */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <time.h>
 
 #if defined(__FLT16_MAX__)
 typedef _Float16 rl_f16;
@@ -253,6 +305,7 @@ typedef _Float16 rl_f16;
 
 {_helpers()}
 {_WORKSPACE}
+{team_guard_source()}
 {_MATH_F32}"""
 
 
@@ -366,6 +419,16 @@ def _helper_call(prefix: str):
     return render
 
 
+def _min_max(op: str):
+    """``rl_max_<suffix>(a, b)``; ``rl_maxr_`` for a float accumulator's update (the
+    statement printer marks it, see ``_accumulation``)."""
+    plain, update = _helper_call(f"rl_{op}_"), _helper_call(f"rl_{op}r_")
+
+    def render(r, e, kids) -> Rendered:
+        return (update if e is r.accumulating else plain)(r, e, kids)
+    return render
+
+
 def _int_div_mod(symbol: str, helper: str, float_render):
     """Integer division and remainder: C's operator for a positive constant divisor,
     else a ``HEADER`` helper (0 for a zero divisor, numpy's floor semantics)."""
@@ -405,6 +468,8 @@ def _cast(r, e, kids) -> Rendered:
         return f"(float)(rl_f16){_wrap(kids[0], _UNARY)}", _UNARY
     if _CTYPE[src] == _CTYPE[dst] and src != "float16":
         return kids[0]
+    if E.is_float(src) and not E.is_float(dst):  # defined for NaN and out-of-range values
+        return f"rl_cast_{_SUFFIX[src]}_{_SUFFIX[dst]}({_wrap(kids[0], 0)})", _CALL
     return f"({_CTYPE[dst]}){_wrap(kids[0], _UNARY)}", _UNARY
 
 
@@ -435,8 +500,8 @@ RENDER: dict[type, Callable[[_ExprPrinter, E.Expr, list], Rendered]] = {
     **dict.fromkeys((E.Add, E.Sub, E.Mul, E.Div, E.BitAnd, E.BitOr, E.BitXor, E.ShiftLeft,
                      E.ShiftRight), _arith),
     **dict.fromkeys((E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE, E.And, E.Or), _logic),
-    E.Min: _helper_call("rl_min_"),
-    E.Max: _helper_call("rl_max_"),
+    E.Min: _min_max("min"),
+    E.Max: _min_max("max"),
     E.TruncDiv: _int_div_mod("/", "rl_div_", _arith),
     E.TruncMod: _int_div_mod("%", "rl_mod_", _float_fmod),
     E.FloorDiv: _int_div_mod("", "rl_floordiv_", _float_floordiv),
@@ -449,6 +514,7 @@ class _ExprPrinter:
         self.names = names
         self.bufname = bufname
         self.hoisted: dict = {}  # expr -> C name of a hoisted common subexpression
+        self.accumulating = None  # the float max/min updating an accumulator, if any
 
     def __call__(self, e: E.Expr) -> str:
         return self.p(e, 0)
@@ -534,6 +600,22 @@ def _common_subexpressions(roots) -> list:
 # ---------------------------------------------------------------- statements
 
 
+def _accumulation(value: E.Expr, is_target) -> E.Expr | None:
+    """``value`` when it is ``max(target, x)``/``min(target, x)`` of floats: the update
+    of an accumulator (``is_target(a)``: whether ``a`` reads the location stored to)."""
+    if type(value) in (E.Max, E.Min) and E.is_float(value.dtype) and is_target(value.a):
+        return value
+    return None
+
+
+def _omp_reduction(op: str, dtype: str) -> str:
+    """The OpenMP reduction identifier of a reduction loop: a float max/min names the
+    NaN-propagating one declared in ``HEADER``."""
+    if op in ("max", "min") and E.is_float(dtype):
+        return f"rl_{op}_{_SUFFIX[dtype]}"
+    return op
+
+
 class _Printer:
     def __init__(self, kernel: S.PrimFunc):
         self.k = kernel
@@ -590,7 +672,10 @@ class _Printer:
         elif t is S.For:
             self.loop(s, depth)
         elif t is S.BufferStore:
+            self.ex.accumulating = _accumulation(s.value, lambda a: isinstance(
+                a, S.BufferLoad) and a.buffer is s.buffer and a.offset == s.offset)
             (value,) = self.expr_with_cse(depth, s.value)
+            self.ex.accumulating = None
             buf = s.buffer
             if buf.dtype == "float16":
                 value = f"(rl_f16)({value})"
@@ -608,7 +693,9 @@ class _Printer:
             self.line(depth, f"const {_CTYPE[s.var.dtype]} {name} = {value};")
             self.stmt(s.body, depth)
         elif t is S.Assign:
+            self.ex.accumulating = _accumulation(s.value, lambda a: a is s.var)
             (value,) = self.expr_with_cse(depth, s.value)
+            self.ex.accumulating = None
             self.line(depth, f"{self.names.get(s.var, s.var.name)} = {value};")
         elif t is S.IfThenElse:
             (cond,) = self.expr_with_cse(depth, s.cond)
@@ -620,6 +707,14 @@ class _Printer:
             self.line(depth, "}")
         elif t is S.Allocate:
             self.allocate(s, depth)
+        elif t is MK.CallMicroKernel:  # tir/microkernel.py: pointers and int64 scalars
+            args = [f"{self.bufname(x.buffer)} + {self.ex(x.offset)}" if type(x) is MK.Pointer
+                    else self.ex(x) for x in s.args]
+            self.line(depth, f"{s.kernel.name}({', '.join(args)});")
+        elif t is S.CallRoutine:
+            args = [self.bufname(b) for b in s.buffers]
+            args += [self.ex(x) for x in s.scalars] + [str(int(s.min_work))]
+            self.line(depth, f"if ({s.routine}({', '.join(args)}) != 0) return -1;")
         else:
             raise TypeError(f"the C printer cannot print statement {type(s).__name__}")
 
@@ -628,25 +723,36 @@ class _Printer:
         clauses = []
         if ann.get("collapse"):
             clauses.append(f"collapse({ann['collapse']})")
-        if ann.get("parallel_if") is not None:
+        if ann.get("parallel_if") is not None and s.kind != S.PARALLEL:
             clauses.append(f"if({self.ex(ann['parallel_if'])})")
         if ann.get("reduction"):
             op, var = ann["reduction"]
-            clauses.append(f"reduction({op}:{self.names.get(var, var.name)})")
+            clauses.append(f"reduction({_omp_reduction(op, var.dtype)}:"
+                           f"{self.names.get(var, var.name)})")
         if ann.get("simdlen"):
             clauses.append(f"simdlen({ann['simdlen']})")
         tail = (" " + " ".join(clauses)) if clauses else ""
-        if s.kind == S.PARALLEL:
-            what = "parallel for simd" if ann.get("simd") else "parallel for"
-            self.line(depth, f"#pragma omp {what} schedule(static){tail}")
+        if s.kind == S.PARALLEL:  # a team only while helper threads start on time
+            cond = ann.get("parallel_if")
+            guard = (f"({self.ex(cond)}) && " if cond is not None else "") + "rl_team_ok()"
+            self.line(depth, f"#pragma omp parallel if({guard})")
+            self.line(depth, "{")
+            depth += 1
+            self.line(depth, "rl_team_arrive();")
+            what = "for simd" if ann.get("simd") else "for"
+            self.line(depth, f"#pragma omp {what} schedule(static) nowait{tail}")
         elif ann.get("simd"):
             self.line(depth, f"#pragma omp simd{tail}")
-        if ann.get("unroll"):
+        # gcc takes no other pragma between an OpenMP loop pragma and its loop: a loop that
+        # is simd or a team's loop keeps that, and unrolling is the vectoriser's choice
+        if ann.get("unroll") and not ann.get("simd") and s.kind != S.PARALLEL:
             self.line(depth, f"#pragma GCC unroll {int(ann['unroll'])}")
         v = self.names.get(s.var, s.var.name)
         self.line(depth, f"for (int64_t {v} = 0; {v} < {self.ex(s.extent)}; ++{v}) {{")
         self.stmt(s.body, depth + 1)
         self.line(depth, "}")
+        if s.kind == S.PARALLEL:
+            self.line(depth - 1, "}")
 
     def allocate(self, s: S.Allocate, depth: int) -> None:
         buf = s.buffer
@@ -760,6 +866,26 @@ def render(kernel: S.PrimFunc) -> str:
     return _Printer(kernel).function()
 
 
+def _routines(stmt: S.Stmt) -> list[str]:
+    """The hand-written C routines (``CallRoutine``) a kernel calls, in order."""
+    out, stack = [], [stmt]
+    while stack:
+        s = stack.pop()
+        if isinstance(s, S.CallRoutine):
+            out.append(s.routine)
+        elif isinstance(s, S.SeqStmt):
+            stack.extend(reversed(s.stmts))
+        elif isinstance(s, S.IfThenElse):
+            stack.extend(x for x in (s.else_case, s.then_case) if x is not None)
+        elif isinstance(s, (S.For, S.Allocate, S.LetStmt, S.Declare)):
+            stack.append(s.body)
+    return out
+
+
 def render_module(kernels) -> str:
-    """One translation unit: ``HEADER`` then every kernel."""
-    return HEADER + "\n" + "\n".join(render(k) for k in kernels)
+    """One translation unit: ``HEADER``, the C routines and micro-kernels the kernels call
+    (each once), then every kernel."""
+    kernels = list(kernels)
+    routines = routine_sources([r for k in kernels for r in _routines(k.body)])
+    micro = microkernel_sources([m for k in kernels for m in MK.microkernels_used(k.body)])
+    return HEADER + "\n" + routines + micro + "\n".join(render(k) for k in kernels)

@@ -46,6 +46,7 @@ from pathlib import Path
 from ..errors import Error
 from ..version import __version__
 from . import cache
+from .openmp_env import prepare_openmp
 
 __all__ = [
     "CompileError",
@@ -203,6 +204,7 @@ def _probe(command: tuple[str, ...]) -> tuple[bool, bool]:
             if r.returncode != 0:
                 return False, r.stderr.strip()
             if "-fopenmp" in extra:
+                prepare_openmp()  # the probe may be the first to load the OpenMP runtime
                 try:
                     ctypes.CDLL(str(out))
                 except OSError as e:

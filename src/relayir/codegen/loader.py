@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import Error, KernelError
+from .openmp_env import prepare_openmp
 
 __all__ = ["BoundCall", "KernelFunction", "LoadError", "SharedLibrary"]
 
@@ -39,6 +40,7 @@ class SharedLibrary:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        prepare_openmp()  # before the first library brings the OpenMP runtime in
         try:
             self._cdll = ctypes.CDLL(str(self.path))
         except OSError as e:

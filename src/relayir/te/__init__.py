@@ -71,6 +71,7 @@ from .tensor import (
     argmax,
     argmin,
     compute,
+    extern,
     max,
     min,
     placeholder,

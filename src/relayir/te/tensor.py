@@ -39,6 +39,31 @@ class ComputeOp:
         self.attrs = dict(attrs or {})
 
 
+class ExternOp:
+    """Tensors computed together by a hand-written C routine (TVM's ``te.extern``), for
+    what one loop nest per output cannot say well (a recurrence over time steps with a
+    barrier per step, a softmax row kept in cache across its sweeps).
+
+    ``routine`` names the C function in the code generator's routine table
+    (``codegen.routines``); lowering calls it with the ``inputs``' buffers, the
+    ``outputs``' buffers, the ``scalars`` (expressions: extents and integer attributes as
+    ``int64``, a Python float as a ``float64`` constant) and
+    last the stage's ``Schedule.parallel_min_work`` (0 when it must not go parallel): the
+    routine sizes its thread team to its work with it. Inputs are read whole, so they are
+    always materialised."""
+
+    __slots__ = ("name", "routine", "inputs", "scalars", "tag", "outputs")
+
+    def __init__(self, name: str, routine: str, inputs, scalars, tag: str):
+        self.name = name
+        self.routine = routine
+        self.inputs = tuple(inputs)
+        self.scalars = tuple(E.const(s, "float64") if isinstance(s, float) else E.as_index(s)
+                             for s in scalars)
+        self.tag = tag
+        self.outputs: tuple = ()
+
+
 class Tensor:
     """A tensor in a tensor-expression graph; ``t[i, j]`` reads one element.
 
@@ -61,6 +86,10 @@ class Tensor:
     @property
     def is_placeholder(self) -> bool:
         return isinstance(self.op, PlaceholderOp)
+
+    @property
+    def is_extern(self) -> bool:
+        return isinstance(self.op, ExternOp)
 
     def __getitem__(self, indices) -> E.TensorRead:
         if not isinstance(indices, tuple):
@@ -100,6 +129,16 @@ def compute(shape: Sequence, fcompute: Callable, name: str = "compute", tag: str
         body = E.cast(dtype, body)
     op = ComputeOp(name, axis, body, tag, attrs)
     return Tensor(shape, body.dtype, name, op)
+
+
+def extern(outs: Sequence, inputs: Sequence[Tensor], routine: str, scalars: Sequence = (),
+           name: str = "extern", tag: str = "extern") -> list[Tensor]:
+    """The tensors ``outs`` (``(shape, dtype)`` pairs) computed by the C routine
+    ``routine`` from ``inputs`` (see ``ExternOp``)."""
+    op = ExternOp(name, routine, inputs, scalars, tag)
+    op.outputs = tuple(Tensor(shape, dtype, f"{name}{k}" if len(outs) > 1 else name, op)
+                       for k, (shape, dtype) in enumerate(outs))
+    return list(op.outputs)
 
 
 def reduce_axis(dom, name: str = "k") -> E.IterVar:

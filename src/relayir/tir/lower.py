@@ -9,7 +9,8 @@
    traffic, and a reduction read elementwise is computed in its consumer's loop nest
    (epilogue fusion: ``relu(sum(x) + b)`` stores once).
 3. Each stage becomes a loop nest (``loops.lower_stage``) under its schedule; temporaries
-   are allocated around the whole body.
+   are allocated around the whole body. The outputs of a ``te.extern`` are one stage
+   together: a call of their C routine (``CallRoutine``), whose inputs are materialised.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .loops import Stage, lower_stage
 from .names import c_identifier
 from .schedule import Schedule, default_schedule
 from .simplify import simplify
-from .stmt import Allocate, Buffer, BufferLoad, PrimFunc, seq
+from .stmt import Allocate, Buffer, BufferLoad, CallRoutine, PrimFunc, seq
 
 __all__ = ["LoweringError", "lower_primitive", "lower_tensors"]
 
@@ -49,6 +50,14 @@ def _tensor_type(t: Tensor, dim_vars) -> TensorType:
     return TensorType(tuple(shape), t.dtype)
 
 
+def _read_tensors(t: Tensor) -> list:
+    """The tensors ``t``'s producer reads (an extern's inputs, a compute body's reads)
+    and, for an extern output, its sibling outputs (one routine call writes them all)."""
+    if t.is_extern:
+        return [*t.op.inputs, *(o for o in t.op.outputs if o is not t)]
+    return [r.tensor for r in collect(t.op.body, E.TensorRead)]
+
+
 def _topo(outputs: list) -> list:
     """Compute tensors reachable from ``outputs``, producers first."""
     order, state = [], {}
@@ -64,9 +73,9 @@ def _topo(outputs: list) -> list:
                 continue
             state[t] = 1
             stack.append((t, True))
-            for r in collect(t.op.body, E.TensorRead):
-                if not state.get(r.tensor) and not r.tensor.is_placeholder:
-                    stack.append((r.tensor, False))
+            for u in _read_tensors(t):
+                if not state.get(u) and not u.is_placeholder:
+                    stack.append((u, False))
     return order
 
 
@@ -76,6 +85,8 @@ class _Graph:
     def __init__(self, order: list):
         self.readers: dict = {t: [] for t in order}
         for c in order:
+            if c.is_extern:
+                continue  # reads its inputs whole: they are materialised
             body = c.op.body
             under = {id(r) for red in collect(body, E.Reduce)
                      for r in collect(red.source, E.TensorRead)}
@@ -116,7 +127,11 @@ class _Graph:
 def _materialized(order: list, outputs: list) -> set:
     graph = _Graph(order)
     keep = set(outputs)
-    owner: dict = {t: t for t in outputs}  # the stage computing t once per element, if any
+    for t in order:  # an extern's outputs, and the inputs it reads whole
+        if t.is_extern:
+            keep.add(t)
+            keep.update(u for u in t.op.inputs if u in graph.readers)
+    owner: dict = {t: t for t in keep}  # the stage computing t once per element, if any
     for t in reversed(order):
         if t in keep:
             continue
@@ -149,12 +164,14 @@ def _anchor(tags: set) -> str:
     return next(iter(tags)) if tags else ""
 
 
-def _schedule_for(schedule, tag: str) -> Schedule:
+def _schedule_for(schedule, tag: str, hint: dict | None = None) -> Schedule:
+    """The caller's schedule, else the tag's default with the compute's ``hint`` (its
+    ``attrs["schedule"]``: knobs its author knows suit it, e.g. a weight already packed)."""
     if isinstance(schedule, Schedule):
         return schedule
     if isinstance(schedule, dict) and tag in schedule:
         return schedule[tag]
-    return default_schedule(tag)
+    return default_schedule(tag).replace(**hint) if hint else default_schedule(tag)
 
 
 class _Inliner:
@@ -179,6 +196,15 @@ class _Inliner:
 
     def inlined(self, t: Tensor) -> bool:
         return not (t in self.buffers or isinstance(t.op, ConstantOp) or t.is_placeholder)
+
+    def buffer(self, t: Tensor) -> Buffer | None:
+        """``t``'s buffer, if it has one (a constant gets its buffer at its first read)."""
+        buf = self.buffers.get(t)
+        if buf is None and isinstance(t.op, ConstantOp):
+            buf = self.buffers[t] = Buffer(f"c{len(self.constants)}", t.dtype, t.shape,
+                                           "const", t.op.data)
+            self.constants.append(buf)
+        return buf
 
     def __call__(self, root: E.Expr) -> E.Expr:
         memo = self.memo
@@ -215,11 +241,7 @@ class _Inliner:
         """The expansion of a read whose indices are expanded, or ``(key, body)``: the
         substituted body that must be expanded first."""
         t = read.tensor
-        buf = self.buffers.get(t)
-        if buf is None and isinstance(t.op, ConstantOp):
-            buf = self.buffers[t] = Buffer(f"c{len(self.constants)}", t.dtype, t.shape,
-                                           "const", t.op.data)
-            self.constants.append(buf)
+        buf = self.buffer(t)
         if buf is None and t.is_placeholder:
             raise LoweringError(f"tensor {t.name} is read but is not an input")
         if buf is not None:
@@ -241,11 +263,43 @@ def _inlined_tags(order: list, inlined) -> dict:
     first in ``order``)."""
     tags: dict = {}
     for t in order:
+        if t.is_extern:
+            continue
         for x in post_order(t.op.body):
             if isinstance(x, E.TensorRead) and inlined(x.tensor):
                 u = x.tensor
                 tags.setdefault(t, set()).update({u.op.tag, *tags.get(u, ())})
     return tags
+
+
+def _schedule_hints(order: list, inlined) -> dict:
+    """Tensor -> the ``attrs["schedule"]`` hints of its compute and of the computes inlined
+    into it, transitively (a convolution's hint still holds when its fused ReLU is the
+    stage that stores)."""
+    hints: dict = {}
+    for t in order:
+        if t.is_extern:
+            continue
+        hint = {}
+        for x in post_order(t.op.body):
+            if isinstance(x, E.TensorRead) and inlined(x.tensor):
+                hint.update(hints.get(x.tensor, {}))
+        hint.update(t.op.attrs.get("schedule") or {})
+        if hint:
+            hints[t] = hint
+    return hints
+
+
+def _call_routine(op, inline: _Inliner, sched: Schedule) -> CallRoutine:
+    buffers = []
+    for t in (*op.inputs, *op.outputs):
+        buf = inline.buffer(t)
+        if buf is None:
+            raise LoweringError(f"{op.name}: input {t.name} of routine {op.routine} has no "
+                                f"buffer")
+        buffers.append(buf)
+    return CallRoutine(op.routine, tuple(buffers), tuple(simplify(s) for s in op.scalars),
+                       sched.parallel_min_work if sched.parallel else 0)
 
 
 def lower_tensors(inputs: list, outputs: list, name: str, schedule=None, dim_vars=None,
@@ -275,17 +329,24 @@ def lower_tensors(inputs: list, outputs: list, name: str, schedule=None, dim_var
 
     inline = _Inliner(buffers, constants)
     tags = _inlined_tags(order, inline.inlined)
+    hints = _schedule_hints(order, inline.inlined)
 
-    stmts = []
+    stmts, called = [], set()
     dim_ranges = {v: (0, None) for v in dim_vars}
     for t in order:
         if t not in keep:
+            continue
+        if t.is_extern:
+            if t.op not in called:  # one call writes all its outputs
+                called.add(t.op)
+                stmts.append(_call_routine(t.op, inline, _schedule_for(schedule, t.op.tag)))
             continue
         body = inline(t.op.body)
         tag = _anchor({t.op.tag, *tags.get(t, ())})
         stage = Stage(t.name, [(a.var, simplify(a.extent)) for a in t.op.axis], buffers[t],
                       body, tag)
-        stmts.append(lower_stage(stage, _schedule_for(schedule, tag), dim_ranges))
+        sched = _schedule_for(schedule, tag, hints.get(t))
+        stmts.append(lower_stage(stage, sched, dim_ranges))
     body = seq(*stmts)
     for buf in reversed(temps):
         body = Allocate(buf, body)

@@ -157,6 +157,19 @@ class Assign(Stmt):
     value: E.Expr
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class CallRoutine(Stmt):
+    """``if (routine(buffers..., scalars..., min_work) != 0) return -1;``: a hand-written
+    C routine of the code generator's table (``te.extern``), given buffer pointers, then
+    scalars (``int64`` or ``float64`` expressions), then ``min_work``: the work worth one
+    more thread (0: one thread)."""
+
+    routine: str
+    buffers: tuple
+    scalars: tuple
+    min_work: int = 0
+
+
 def seq(*stmts) -> Stmt:
     stmts = [s for s in stmts if s is not None]
     return stmts[0] if len(stmts) == 1 else SeqStmt(tuple(stmts))

@@ -15,11 +15,12 @@ or returned tuple too, and no ``nn.batch_norm`` is left. Projections of these tu
 are taken at once. ``nn.dropout`` is ``(x, ones_like(x))`` the same way, so ``%d.0`` is
 ``x``.
 
-``nn.layer_norm``, ``nn.instance_norm`` and ``nn.group_norm`` become ``mean``/centred
-square/``sqrt`` arithmetic over their statistics axes (for group norm, after a reshape
-that splits the channel axis into groups), then ``gamma``/``beta`` broadcast along
-``axis``, honouring ``scale``/``center``. Every rewrite keeps the node's type or is not
-made.
+``nn.instance_norm`` and ``nn.group_norm`` become ``mean``/centred square/``sqrt``
+arithmetic over their statistics axes (for group norm, after a reshape that splits the
+channel axis into groups), then ``gamma``/``beta`` broadcast along ``axis``, honouring
+``scale``/``center``. ``nn.layer_norm`` stays: its kernel is one pass over each row
+(``te/computes/nn.py``), where the arithmetic would be four kernels with the statistics
+in memory; nothing about it folds. Every rewrite keeps the node's type or is not made.
 """
 
 from __future__ import annotations
@@ -68,13 +69,6 @@ def _affine(y: Expr, gamma: Expr, beta: Expr, attrs, ndim: int) -> Expr:
     if attrs.center:
         y = call("add", [y, expand_bias_to_axis(beta, ndim, attrs.axis)])
     return y
-
-
-def _layer_norm(m: MatchResult) -> Expr | None:
-    data, gamma, beta = m.node.args
-    attrs, ty = m.node.attrs, m.node.args[0].checked_type
-    y = _normalise(data, (attrs.axis % ty.ndim,), attrs.epsilon, ty.dtype)
-    return same_type_or_none(_affine(y, gamma, beta, attrs, ty.ndim), m.node)
 
 
 def _instance_norm(m: MatchResult) -> Expr | None:
@@ -129,7 +123,6 @@ def _rules() -> list[Rule]:
 
     return [
         Rule("batch_norm", is_op("nn.batch_norm").any_args(), remember(_batch_norm)),
-        Rule("layer_norm", is_op("nn.layer_norm").any_args(), _layer_norm),
         Rule("instance_norm", is_op("nn.instance_norm").any_args(), _instance_norm),
         Rule("group_norm", is_op("nn.group_norm").any_args(), _group_norm),
         Rule("dropout", is_op("nn.dropout").any_args(), remember(_dropout)),
@@ -144,8 +137,8 @@ def _simplify_inference(mod: IRModule, ctx: PassContext) -> IRModule:
 
 
 def SimplifyInference() -> Pass:  # noqa: N802  (Relay's name)
-    """Relay's ``SimplifyInference`` (opt level 0): batch/layer/instance/group norm and
-    dropout into primitive arithmetic for inference."""
+    """Relay's ``SimplifyInference`` (opt level 0): batch/instance/group norm and dropout
+    into primitive arithmetic for inference (layer norm keeps its one-pass kernel)."""
     return _simplify_inference
 
 

@@ -248,6 +248,18 @@ CASES = [
     ("image.grid_sample", [rnd(1, 1, 4, 3), rnd(1, 2, 2, 3, seed=3, low=-1.4, high=1.4)],
      dict(method="bilinear", padding_mode="border", align_corners=True)),
     ("image.grid_sample", [rnd(1, 2, 3, 4), rnd(1, 2, 2, 2, seed=4)], dict(method="nearest")),
+    # recurrent sequences (issue 12): packed weights whose last block is padded
+    ("nn.lstm_sequence", [rnd(3, 2, 12), rnd(2, 3, seed=1), rnd(2, 3, seed=2),
+                          rnd(1, 3, 4, 4, seed=3) / 2], None),
+    ("nn.lstm_sequence", [rnd(3, 2, 12), rnd(2, 3, seed=1), rnd(2, 3, seed=2),
+                          rnd(2, 3, 4, 2, seed=3) / 2], dict(reverse=True)),
+    ("nn.gru_sequence", [rnd(3, 2, 9), rnd(2, 3, seed=1), rnd(2, 3, 3, 2, seed=2) / 2,
+                         rnd(9, seed=3)], None),
+    ("nn.gru_sequence", [rnd(3, 2, 9), rnd(2, 3, seed=1), rnd(1, 3, 3, 4, seed=2) / 2,
+                         rnd(9, seed=3)], dict(linear_before_reset=False, reverse=True)),
+    ("nn.rnn_sequence", [rnd(3, 2, 3), rnd(2, 3, seed=1), rnd(1, 3, 1, 4, seed=2) / 2], None),
+    ("nn.rnn_sequence", [rnd(3, 2, 3), rnd(2, 3, seed=1), rnd(2, 3, 1, 2, seed=2) / 2],
+     dict(activation="relu", reverse=True)),
     ("image.grid_sample", [rnd(1, 1, 3, 2, 4), rnd(1, 3, 2, 1, 2, seed=5, low=-1.5, high=1.5)],
      dict(method="bilinear", padding_mode="reflection", align_corners=True, layout="NCDHW")),
 ]

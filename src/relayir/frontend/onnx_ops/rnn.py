@@ -1,10 +1,14 @@
-"""Recurrent layers: RNN, GRU, LSTM, unrolled over their (static) sequence length.
+"""Recurrent layers: RNN, GRU, LSTM over their (static) sequence length.
 
-Each time step is plain Relay (``nn.dense``, activations, elementwise math), so the
-result fuses and compiles like any other graph. The input projection of all steps is
-one ``nn.dense``; only the recurrent part is per step. Gate orders follow ONNX
-(GRU: z, r, h; LSTM: i, o, f, c; peepholes: i, o, f). ``layout=1`` (batch first) is
-transposed at the edges; ``direction="bidirectional"`` runs two unrolled chains.
+The input projection of all steps is one ``nn.dense``. The recurrence of a standard
+cell (default activations, or relu for the RNN; no clip, peepholes or input_forget;
+float32/float64) is one ``nn.lstm_sequence`` / ``nn.gru_sequence`` / ``nn.rnn_sequence``
+per direction (``op/nn/recurrent.py``: every step in one kernel, the gates fused), with
+the gates reordered to torch's order (LSTM i, f, g, o; GRU r, z, n) and ``R`` packed,
+both folded at build time. Any other cell is unrolled: each time step is plain Relay
+(``nn.dense``, activations, elementwise math) in ONNX's gate orders (GRU: z, r, h;
+LSTM: i, o, f, c; peepholes: i, o, f). ``layout=1`` (batch first) is transposed at the
+edges; ``direction="bidirectional"`` runs the two directions separately.
 """
 
 from __future__ import annotations
@@ -84,20 +88,29 @@ def _run(kind, x, w, r, b, seq_lens, init_h, init_c, p, attrs, outputs):
     dt = dtype(x)
     zeros = const(np.zeros((batch, hidden), dt))
     flat = T.reshape(x, (steps * batch, -1))
+    names = [n.lower() for n in attrs.get("activations") or defaults * num_dir]
     ys, hs, cs = [], [], []
     for d in range(num_dir):
         wd, rd = T.take(w, const(np.int64(d)), axis=0), T.take(r, const(np.int64(d)), axis=0)
-        xw = T.reshape(N.dense(flat, wd), (steps, batch, gates * hidden))
-        wb = rb = None
-        if b is not None:
-            bd = _gates(T.take(b, const(np.int64(d)), axis=0), 2)
-            wb, rb = bd
-            xw = E.add(xw, wb)
+        bd = None if b is None else _gates(T.take(b, const(np.int64(d)), axis=0), 2)
         h = zeros if init_h is None else T.take(init_h, const(np.int64(d)), axis=0)
         c = zeros if init_c is None else T.take(init_c, const(np.int64(d)), axis=0)
+        reverse = direction == "reverse" or d == 1
+        cell = names[d * len(defaults):(d + 1) * len(defaults)]
+        if _standard_cell(kind, cell, attrs, p, dt) and steps > 0:
+            y, h, c = _sequence(kind, flat, wd, rd, bd, h, c, (steps, batch, hidden), cell,
+                                reverse, attrs)
+            ys.append(y)
+            hs.append(h)
+            cs.append(c)
+            continue
+        xw = T.reshape(N.dense(flat, wd), (steps, batch, gates * hidden))
+        wb = rb = None
+        if bd is not None:
+            wb, rb = bd
+            xw = E.add(xw, wb)
         pd = None if p is None else _gates(T.take(p, const(np.int64(d)), axis=0), 3)
-        order = range(steps) if (direction == "forward" or d == 0) and direction != "reverse" \
-            else range(steps - 1, -1, -1)
+        order = range(steps - 1, -1, -1) if reverse else range(steps)
         y = [None] * steps
         for t in order:
             xt = T.take(xw, const(np.int64(t)), axis=0)
@@ -113,6 +126,56 @@ def _run(kind, x, w, r, b, seq_lens, init_h, init_c, p, attrs, outputs):
         y_h, y_c = T.transpose(y_h, (1, 0, 2)), T.transpose(y_c, (1, 0, 2))
     outs = (y, y_h, y_c)[:max(outputs, 1)] if kind == "LSTM" else (y, y_h)[:max(outputs, 1)]
     return outs[0] if len(outs) == 1 else outs
+
+
+# ---------------------------------------------------------------- one sequence op
+
+_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+_TORCH_ORDER = {"RNN": (0,), "GRU": (1, 0, 2), "LSTM": (0, 2, 3, 1)}  # ONNX gate per slot
+_STANDARD = {"RNN": (["tanh"], ["relu"]), "GRU": (["sigmoid", "tanh"],),
+             "LSTM": (["sigmoid", "tanh", "tanh"],)}
+
+
+def _standard_cell(kind, activations, attrs, p, dt) -> bool:
+    """Whether the sequence ops compute this cell: standard activations, no clip,
+    peepholes or input_forget, a dtype their kernels have."""
+    return (activations in _STANDARD[kind] and attrs.get("clip") is None and p is None
+            and not attrs.get("input_forget", 0) and dt in ("float32", "float64"))
+
+
+def _torch_order(x, kind):
+    """``x``'s gate blocks (axis 0, ONNX's order) in torch's order."""
+    perm = _TORCH_ORDER[kind]
+    if perm == tuple(range(len(perm))):
+        return x
+    parts = T.split(x, len(perm), axis=0)
+    return T.concatenate([TupleGetItem(parts, i) for i in perm], 0)
+
+
+def _sequence(kind, flat, wd, rd, bd, h, c, dims, activations, reverse, attrs):
+    """One direction as one sequence op: ``(y (steps, batch, hidden), h, c)``."""
+    steps, batch, hidden = dims
+    gates, dt = _GATES[kind], dtype(flat)
+    data = T.reshape(N.dense(flat, _torch_order(wd, kind)), (steps, batch, gates * hidden))
+    wb, rb = (None, None) if bd is None else (_torch_order(bd[0], kind),
+                                              _torch_order(bd[1], kind))
+    for bias in (wb, rb if kind != "GRU" else None):  # linear adds belong in the data
+        if bias is not None:
+            data = E.add(data, bias)
+    packed = N.pack_recurrent_weight(_torch_order(rd, kind), gates, hidden, dtype=dt)
+    if kind == "LSTM":
+        out = N.lstm_sequence(data, h, c, packed, reverse=reverse)
+        return TupleGetItem(out, 0), TupleGetItem(out, 1), TupleGetItem(out, 2)
+    if kind == "GRU":
+        bias = rb if rb is not None else const(np.zeros(gates * hidden, dt))
+        out = N.gru_sequence(data, h, packed, bias, reverse=reverse,
+                             linear_before_reset=bool(attrs.get("linear_before_reset", 0)))
+    else:
+        out = N.rnn_sequence(data, h, packed, activation=activations[0], reverse=reverse)
+    return TupleGetItem(out, 0), TupleGetItem(out, 1), c
+
+
+# ---------------------------------------------------------------- unrolled steps
 
 
 def _clipped(v, clip):

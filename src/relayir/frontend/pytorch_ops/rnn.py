@@ -1,11 +1,15 @@
 """Recurrent layers: ``aten.lstm`` / ``gru`` / ``rnn_tanh`` / ``rnn_relu`` (whole stacked,
-optionally bidirectional layers with flat weights) and their one-step cells, unrolled over
-the static sequence length into dense, split, sigmoid/tanh/relu, multiply/add and stack.
+optionally bidirectional layers with flat weights) and their one-step cells.
 
 For each layer and direction the input projection of every time step is one ``nn.dense``
-over the whole sequence ``(seq, batch, in)``, computed before the loop; a step then only
-multiplies the state by ``W_hh``. Gates are in torch's order: LSTM i, f, g, o; GRU r, z, n
-with the reset gate applied to ``W_hn h + b_hn``.
+over the whole sequence ``(seq, batch, in)``, computed before the recurrence. The
+recurrence itself is one ``nn.lstm_sequence`` / ``nn.gru_sequence`` / ``nn.rnn_sequence``
+(``op/nn/recurrent.py``: every step in one kernel, the gates fused) with ``W_hh`` packed
+for it (folded at build time). An LSTM with a projection (``proj_size``) or a dtype the
+sequence kernels lack (not float32/float64), and the one-step cells, are unrolled over
+the static sequence length into dense, split, sigmoid/tanh/relu, multiply/add and stack.
+Gates are in torch's order: LSTM i, f, g, o; GRU r, z, n with the reset gate applied to
+``W_hn h + b_hn``.
 """
 
 from __future__ import annotations
@@ -13,12 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...ir.expr import Expr
+import numpy as np
+
+from ...ir.expr import Expr, const
 from ...op import nn as N
 from ...op import tensor as E
 from ...op import transform as T
 from ..common import ConversionError, ConverterTable
-from .base import shape
+from .base import dtype, shape
 
 TABLE = ConverterTable()
 
@@ -105,9 +111,32 @@ def _input_projection(x, w: _Weights, fold_b_hh: bool):
 # ---------------------------------------------------------------- whole layers
 
 
+_SEQUENCE_DTYPES = ("float32", "float64")
+
+
+def _sequence(kind, xs, state: tuple, w: _Weights, reverse: bool):
+    """One layer in one direction as one sequence op: ``(y, final state)``."""
+    _, fold = _CELLS[kind]
+    data = _input_projection(xs, w, fold)
+    gates, hidden = shape(w.w_hh)[0] // shape(w.w_hh)[1], shape(w.w_hh)[1]
+    dt = dtype(w.w_hh)
+    packed = N.pack_recurrent_weight(w.w_hh, gates, hidden, dtype=dt)
+    if kind == "lstm":
+        out = N.lstm_sequence(data, *state, packed, reverse=reverse)
+        return out[0], (out[1], out[2])
+    if kind == "gru":
+        bias = w.b_hh if w.b_hh is not None else const(np.zeros(gates * hidden, dt))
+        out = N.gru_sequence(data, *state, packed, bias, reverse=reverse)
+    else:
+        out = N.rnn_sequence(data, *state, packed, activation=kind[4:], reverse=reverse)
+    return out[0], (out[1],)
+
+
 def _run_direction(kind, xs, seq_len: int, state: tuple, w: _Weights, reverse: bool):
     """One layer in one direction over ``xs (seq, batch, in)``: the stacked outputs
     ``(seq, batch, H_out)`` in time order, and the final state."""
+    if w.w_hr is None and dtype(w.w_hh) in _SEQUENCE_DTYPES and seq_len > 0:
+        return _sequence(kind, xs, state, w, reverse)
     step, fold = _CELLS[kind]
     projected = _unstack(_input_projection(xs, w, fold), seq_len)
     outs = [None] * seq_len

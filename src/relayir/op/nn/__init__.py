@@ -21,17 +21,22 @@ Semantic choices where Relay leaves room (all references run in inference mode):
 from . import (  # noqa: F401  (registration)
     activation,
     conv,
+    conv_nchwc,
     conv_transpose,
+    dense_pack,
     depth_space,
     layers,
     linear,
     norm,
     pool,
     response_norm,
+    winograd,
 )
 from .activation import bias_add, leaky_relu, log_softmax, prelu, relu, softmax
 from .conv import conv1d, conv2d, conv3d
+from .conv_nchwc import contrib_conv2d_NCHWc, contrib_depthwise_conv2d_NCHWc
 from .conv_transpose import conv1d_transpose, conv2d_transpose, conv3d_transpose
+from .dense_pack import contrib_dense_pack
 from .depth_space import depth_to_space, space_to_depth, upsampling
 from .layers import batch_flatten, dropout, dropout_raw, pad
 from .linear import batch_matmul, dense, matmul
@@ -47,14 +52,24 @@ from .pool import (
     max_pool2d,
     max_pool3d,
 )
+from .recurrent import (  # noqa: F401  (pack_recurrent_weight: a helper, not an op)
+    gru_sequence,
+    lstm_sequence,
+    pack_recurrent_weight,
+    rnn_sequence,
+)
 from .response_norm import lrn
+from .winograd import contrib_conv2d_winograd_NCHWc, contrib_conv2d_winograd_weight_transform
 
 __all__ = [
     "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_flatten",
-    "batch_matmul", "batch_norm", "bias_add", "conv1d", "conv1d_transpose", "conv2d",
+    "batch_matmul", "batch_norm", "bias_add", "contrib_conv2d_NCHWc",
+    "contrib_conv2d_winograd_NCHWc", "contrib_conv2d_winograd_weight_transform",
+    "contrib_dense_pack", "contrib_depthwise_conv2d_NCHWc", "conv1d", "conv1d_transpose", "conv2d",
     "conv2d_transpose", "conv3d", "conv3d_transpose", "dense", "depth_to_space", "dropout",
     "dropout_raw",
-    "global_avg_pool2d", "global_max_pool2d", "group_norm", "instance_norm",
-    "layer_norm", "leaky_relu", "log_softmax", "lrn", "matmul", "max_pool1d",
-    "max_pool2d", "max_pool3d", "pad", "prelu", "relu", "softmax", "space_to_depth", "upsampling",
+    "global_avg_pool2d", "global_max_pool2d", "group_norm", "gru_sequence", "instance_norm",
+    "layer_norm", "leaky_relu", "log_softmax", "lrn", "lstm_sequence", "matmul", "max_pool1d",
+    "max_pool2d", "max_pool3d", "pad", "prelu", "relu", "rnn_sequence",
+    "softmax", "space_to_depth", "upsampling",
 ]

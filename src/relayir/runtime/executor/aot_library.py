@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...codegen.cache import host_fingerprint
+from ...codegen.openmp_env import prepare_openmp
 from ...errors import Error
 
 FORMAT = "relayir.aot_library"
@@ -117,6 +118,7 @@ class AotLibrary:
                 f"{built_for!r}, this CPU {host_fingerprint()!r}); refusing to load it: running "
                 f"it could crash with an illegal instruction. Rebuild the model on this machine "
                 f"with relayir.build(..., executor=\"aot\"), or build its exported C sources here")
+        prepare_openmp()  # before the first library brings the OpenMP runtime in
         try:
             self._cdll = ctypes.CDLL(str(self.path))
         except OSError as exc:

@@ -8,15 +8,18 @@ from ... import op as _op  # noqa: F401  (the ops must be registered first)
 from . import (  # noqa: F401
     algorithm,
     conv,
+    conv_nchwc,
     dynamic,
     elementwise,
     image,
     nn,
     pool,
+    recurrent,
     reduce,
     scatter,
     transform,
     vision,
+    winograd,
 )
 from .common import COMPUTE, REFERENCE_ONLY, OutType, declare_reference_only
 

@@ -2,6 +2,11 @@
 dropout. (Activations are in ``elementwise.py``; pools and convolutions have their own
 modules.)
 
+Softmax, log_softmax and layer_norm in float32/float64 are one call of a hand-written
+C routine each (``te.extern``; ``codegen/routines_norm.py``): one pass over memory with
+each row kept in cache for its sweeps, one parallel loop. Other dtypes use the
+tensor-expression computes below (row statistics as separate stages).
+
 Products accumulate in the output dtype for floats (float32, as TVM and BLAS do: tests
 of these ops use a tolerance of 1e-4) and in 64 bits for integers (wrapping on the cast
 back exactly as the reference does).
@@ -11,8 +16,10 @@ from __future__ import annotations
 
 from .. import expr as E
 from .. import tensor as te
-from ..tensor import Tensor, compute
-from .common import COMPUTE, float_acc, norm_axis
+from ..tensor import Tensor, compute, extern
+from .common import COMPUTE, float_acc, norm_axis, prod
+
+_ROUTINE_SUFFIX = {"float32": "f32", "float64": "f64"}  # dtypes with a C routine
 
 
 def product_acc(dtype: str) -> str:
@@ -39,6 +46,25 @@ def dense(attrs, inputs, out):
                     out.dtype)
 
     return compute(out.shape, fn, name="dense", tag="dense")
+
+
+@COMPUTE.register("nn.contrib_dense_pack")
+def dense_pack(attrs, inputs, out):
+    """``out[.., j] = sum_k data[.., k] * weight[j // n, k, j % n]``: the weight is in the
+    panel layout ``NC[n]n`` (``op/nn/dense_pack.py``), which ``tir/matmul.py`` reads in
+    place, ``n`` columns per register tile."""
+    data, weight = inputs
+    n = E.const_value(weight.shape[2])
+    if n is None:
+        raise E.TEError("contrib_dense_pack needs a static weight block")
+
+    def fn(*i):
+        rows, j = i[:-1], i[-1]
+        jo, jj = E.truncdiv(j, E.IntImm(n)), E.truncmod(j, E.IntImm(n))
+        return _dot(lambda k: data[rows + (k,)], lambda k: weight[jo, k, jj], data.shape[-1],
+                    out.dtype)
+
+    return compute(out.shape, fn, name="dense_pack", tag="dense")
 
 
 @COMPUTE.register("nn.matmul")
@@ -104,10 +130,24 @@ def _at_keep(i, axis):
     return i[:axis] + (E.IntImm(0),) + i[axis + 1:]
 
 
+def _rows(x: Tensor, axis: int) -> tuple:
+    """``x`` viewed as ``(outer, n, inner)`` around ``axis``."""
+    return prod(x.shape[:axis]), x.shape[axis], prod(x.shape[axis + 1:])
+
+
+def _softmax_routine(x: Tensor, axis: int, out, log: bool) -> Tensor:
+    routine = f"rl_softmax_{_ROUTINE_SUFFIX[x.dtype]}"
+    name = "log_softmax" if log else "softmax"
+    return extern([(out.shape, out.dtype)], [x], routine, (*_rows(x, axis), int(log)),
+                  name=name, tag="softmax")[0]
+
+
 @COMPUTE.register("nn.softmax")
 def softmax(attrs, inputs, out):
     x = inputs[0]
     axis = norm_axis(attrs.axis, x.ndim)
+    if x.dtype in _ROUTINE_SUFFIX:
+        return _softmax_routine(x, axis, out, log=False)
     m, s = _axis_stats(x, axis)
 
     def fn(*i):
@@ -121,6 +161,8 @@ def softmax(attrs, inputs, out):
 def log_softmax(attrs, inputs, out):
     x = inputs[0]
     axis = norm_axis(attrs.axis, x.ndim)
+    if x.dtype in _ROUTINE_SUFFIX:
+        return _softmax_routine(x, axis, out, log=True)
     m, s = _axis_stats(x, axis)
 
     def fn(*i):
@@ -200,6 +242,11 @@ def _normalise(x: Tensor, reduced, stat_index, source_index, count, eps, name: s
 def layer_norm(attrs, inputs, out):
     x, gamma, beta = inputs
     axis = norm_axis(attrs.axis, x.ndim)
+    if x.dtype in _ROUTINE_SUFFIX:
+        scalars = (*_rows(x, axis), float(attrs.epsilon), int(attrs.scale), int(attrs.center))
+        return extern([(out.shape, out.dtype)], [x, gamma, beta],
+                      f"rl_layer_norm_{_ROUTINE_SUFFIX[x.dtype]}", scalars, name="layer_norm",
+                      tag="norm")[0]
 
     def stat_index(i):
         if i is None:

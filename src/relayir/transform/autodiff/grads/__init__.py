@@ -32,13 +32,14 @@ from . import (  # noqa: E402,F401
     dynamic,  # noqa: E402
     image,
     nn,
+    recurrent,
     reduce,
     tensor,
     transform,
     vision,
 )
 
-_FAMILIES = (algorithm, dynamic, image, nn, reduce, tensor, transform, vision)
+_FAMILIES = (algorithm, dynamic, image, nn, recurrent, reduce, tensor, transform, vision)
 # a family module may declare its own non-differentiable ops (``NON_DIFFERENTIABLE``,
 # zero gradient) and ops whose gradient it refuses with a reason (``REFUSED``: a clear
 # error rather than a silent zero)

@@ -23,6 +23,15 @@ from ....op.nn.pool import avg_pool_counts, pool_geometry
 from . import GRADIENT
 from ._util import along, dilate, dtype_of, pad_crop, scalar, shape_of
 
+# Inference ops that AlterOpLayout introduces after the program a user differentiates.
+REFUSED = dict.fromkeys(
+    ("nn.contrib_conv2d_NCHWc", "nn.contrib_depthwise_conv2d_NCHWc",
+     "nn.contrib_conv2d_winograd_NCHWc", "nn.contrib_conv2d_winograd_weight_transform"),
+    "a blocked / Winograd convolution that AlterOpLayout makes for inference; "
+    "differentiate the NCHW nn.conv2d program instead")
+REFUSED["nn.contrib_dense_pack"] = ("a dense layer with a pre-packed weight, made for inference; "
+                                    "differentiate the nn.dense program instead")
+
 
 def _flat2(e, shape):
     return _t.reshape(e, (int(np.prod(shape[:-1])), shape[-1]))
