@@ -319,6 +319,18 @@ BAD = [
     ("image.resize2d", [np.zeros((1, 1, 2, 2), "int32")], {"size": (4, 4)}, "float data"),
     ("image.resize3d", [f32((1, 2, 3, 4))], {"size": (2, 2, 2)}, "rank 5"),
     ("image.grid_sample", [f32((1, 2, 3, 4)), f32((1, 4, 2, 2))], {}, "grid must be"),
+    # the blocked (NCHW[x]c) convolutions of AlterOpLayout: tests/op/test_nn_nchwc.py
+    ("nn.contrib_conv2d_NCHWc", [f32((1, 2, 5, 5, 4)), f32((2, 1, 3, 3, 4, 4))],
+     {"data_layout": "NCHW4c", "kernel_layout": "OIHW4i4o", "out_layout": "NCHW4c"},
+     "input channels mismatch"),
+    ("nn.contrib_depthwise_conv2d_NCHWc", [f32((1, 2, 5, 5, 4)), f32((2, 1, 3, 3, 1, 4))],
+     {"kernel_layout": "OIHW1i4o", "data_layout": "NCHW4c", "out_layout": "NCHW4c"},
+     "groups must equal"),
+    ("nn.contrib_conv2d_winograd_NCHWc", [f32((1, 1, 5, 5, 4)), f32((4, 4, 1, 1, 4, 4))],
+     {"data_layout": "NCHW4c", "kernel_layout": "HWOI4i4o", "out_layout": "NCHW4c"},
+     "alpha=6"),
+    ("nn.contrib_conv2d_winograd_weight_transform", [f32((4, 4, 3, 2))], {},
+     "square kernel"),
 ]
 
 
@@ -355,6 +367,9 @@ PATTERNS = {
     "nn.upsampling": OpPattern.INJECTIVE, "image.resize1d": OpPattern.INJECTIVE,
     "image.resize2d": OpPattern.INJECTIVE, "image.resize3d": OpPattern.INJECTIVE,
     "image.grid_sample": OpPattern.INJECTIVE,
+    "nn.contrib_conv2d_NCHWc": _WINDOW, "nn.contrib_depthwise_conv2d_NCHWc": _WINDOW,
+    "nn.contrib_conv2d_winograd_NCHWc": _WINDOW,
+    "nn.contrib_conv2d_winograd_weight_transform": OpPattern.OPAQUE,
 }
 
 

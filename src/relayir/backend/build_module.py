@@ -43,7 +43,7 @@ from .target import BuildError, Target
 def optimize(mod: IRModule, target: str | Target = "numpy") -> IRModule:
     """The optimisation pipeline (``transform.pipeline``) under the current
     ``PassContext``; the result is fused and typed."""
-    mod = pipeline.optimize(mod)
+    mod = pipeline.optimize(mod, target=Target.parse(target))
     if not _typed(mod["main"]):
         mod = mod.copy()
         infer_module(mod)

@@ -36,7 +36,7 @@ from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.op import OpPattern, call, get_op
 from ..ir.types import TensorType
-from ..op.layout import layout_transform
+from ..op.layout import layout_transform, parse_layout
 from ..op.reduce import reduce_axes
 from .analysis import typed_module
 from .fold_scale_axis import reinfer
@@ -56,7 +56,42 @@ def _is_plain(layout: str) -> bool:
     return layout.isalpha() and layout.isupper() and len(set(layout)) == len(layout)
 
 
-def _tensor_type(e: Expr) -> TensorType | None:
+def _rank(layout: str) -> int:
+    """How many axes a tensor in ``layout`` has (``NCHW16c``: 5)."""
+    return len(parse_layout(layout))
+
+
+def _primal_rank(layout: str) -> int:
+    """How many axes the same tensor has unblocked (``NCHW16c``: 4)."""
+    return len(parse_layout(layout).primal)
+
+
+def fits_layout(shape, src: str, dst: str) -> bool:
+    """Whether a tensor of ``shape`` in ``src`` can move to ``dst``: every primal axis
+    that ``dst`` splits into blocks has a static extent the block divides (a transform
+    never pads)."""
+    s, d = parse_layout(src), parse_layout(dst)
+    if len(shape) != len(s) or sorted(s.primal) != sorted(d.primal):
+        return False
+    for letter in d.primal:
+        block = d.factor(letter)
+        if block is None:
+            continue
+        extent = shape[s.index(letter)]
+        if not isinstance(extent, int):
+            return False
+        if extent * (s.factor(letter) or 1) % block:
+            return False
+    return True
+
+
+def _without(layout: str, letters) -> str:
+    """``layout`` with the primal ``letters`` (and their blocks) left out."""
+    return "".join(a if f is None else f"{f}{a}" for a, f in parse_layout(layout).axes
+                   if a.upper() not in letters)
+
+
+def tensor_type(e: Expr) -> TensorType | None:
     t = e.checked_type if e.has_type else None
     return t if isinstance(t, TensorType) else None
 
@@ -69,7 +104,7 @@ def _converted(state) -> bool:
     return any(_converted(s) for s in state)
 
 
-class _Converter(ExprMutator):
+class LayoutConverter(ExprMutator):
     """``visit`` gives each node's value in its original layout (as ExprMutator does);
     ``self.converted[node]`` holds ``(expr, state)`` for nodes also available converted."""
 
@@ -190,15 +225,19 @@ class _Converter(ExprMutator):
     def pool(self, c: Call):
         a = c.attrs
         state = self.state(c.args[0])
-        if c.op.name in self.desired:
+        listed = c.op.name in self.desired
+        if listed:
             target = self.desired[c.op.name][0]
-        elif state is not None and _is_plain(state[0]) and sorted(state[0]) == sorted(a.layout):
-            target = state[0]
+        elif state is not None and isinstance(state[0], str) and sorted(
+                parse_layout(state[0]).primal) == sorted(a.layout):
+            target = state[0]  # follow the input (a blocked one where the pool takes it)
         else:
             return None
         try:
             attrs = dataclasses.replace(a, layout=target, out_layout="")
         except (ValueError, Error) as exc:
+            if not listed:
+                return None
             raise Error(f"ConvertLayout: layout {target!r} does not suit {c.op.name}: "
                         f"{exc}") from None
         if attrs == a:
@@ -209,7 +248,7 @@ class _Converter(ExprMutator):
 
     def unary(self, c: Call):
         state = self.state(c.args[0])
-        t_in, t_out = _tensor_type(c.args[0]), _tensor_type(c)
+        t_in, t_out = tensor_type(c.args[0]), tensor_type(c)
         if not isinstance(state[0], str) or t_in is None or t_out is None or (
                 t_in.shape != t_out.shape):
             return None
@@ -238,35 +277,37 @@ class _Converter(ExprMutator):
 
     def reduce(self, c: Call):
         state = self._tensor_state(c.args[0])
-        if state is None or not _is_plain(state[0]):
+        if state is None:
             return None
         cur, orig = state
+        layout = parse_layout(cur)
         reduced = {orig[i] for i in reduce_axes(len(orig), c.attrs)}
-        axes = sorted(cur.index(letter) for letter in reduced)
+        if any(layout.factor(letter) for letter in reduced):
+            return None  # a reduction over a blocked axis would need its blocks too
+        axes = sorted(layout.index(letter) for letter in reduced)
         attrs = dataclasses.replace(c.attrs, axis=tuple(axes), exclude=False)
         expr = Call(c.op, (self.converted[c.args[0]][0],), attrs, c.type_args)
         if c.attrs.keepdims:
             out = state if len(reduced) < len(orig) else None
         else:
-            kept = [letter for letter in cur if letter not in reduced]
-            out = _pair("".join(kept), "".join(x for x in orig if x not in reduced))
+            out = _pair(_without(cur, reduced), "".join(x for x in orig if x not in reduced))
         return expr.with_span(c.span), out
 
     def binary(self, c: Call):
-        out_t = _tensor_type(c)
+        out_t = tensor_type(c)
         if out_t is None:
             return None
         n = out_t.ndim
         states = [self._tensor_state(a) for a in c.args]
         lead = next((s for s, a in zip(states, c.args)
-                     if s is not None and _tensor_type(a) is not None
-                     and _tensor_type(a).shape == out_t.shape), None)
-        if lead is None or len(lead[0]) != n:
+                     if s is not None and tensor_type(a) is not None
+                     and tensor_type(a).shape == out_t.shape), None)
+        if lead is None or _primal_rank(lead[0]) != n:
             return None
         target, orig = lead
         args = []
         for a, s in zip(c.args, states):
-            t = _tensor_type(a)
+            t = tensor_type(a)
             if t is None:
                 return None
             if s is not None:
@@ -274,9 +315,20 @@ class _Converter(ExprMutator):
                     return None
                 args.append(self.in_layout(a, target, orig))
             else:
+                if not self._can_broadcast(t, target, orig):
+                    return None
                 args.append(self._broadcast_operand(a, t, target, orig))
         expr = Call(c.op, tuple(args), c.attrs, c.type_args).with_span(c.span)
         return expr, lead
+
+    @staticmethod
+    def _can_broadcast(t: TensorType, target: str, orig: str) -> bool:
+        """Whether ``_broadcast_operand`` can move an operand of type ``t``: into a
+        blocked layout only when the blocks divide its (expanded) shape."""
+        if all(d == 1 for d in t.shape) or _is_plain(target):
+            return True
+        full = (1,) * (len(orig) - t.ndim) + tuple(t.shape)
+        return fits_layout(full, orig, target)
 
     def _broadcast_operand(self, a: Expr, t: TensorType, target: str, orig: str) -> Expr:
         """An unconverted operand that broadcasts against a tensor in ``orig``, moved so
@@ -287,7 +339,7 @@ class _Converter(ExprMutator):
         if r == n:
             return self.in_layout(a, target, orig)
         src, dst = orig[n - r:], target[n - r:]
-        if sorted(src) == sorted(dst):
+        if _is_plain(target) and sorted(src) == sorted(dst):
             return self.in_layout(a, dst, src)
         key = (a, orig, target)
         if key not in self.moved:
@@ -303,11 +355,20 @@ class _Converter(ExprMutator):
         lead = next((s for s in states if s is not None), None)
         if lead is None or any(s is not None and s[1] != lead[1] for s in states):
             return None
-        cur, orig = lead
-        if not _is_plain(cur):
+        orig = lead[1]
+        shapes = [t.shape if t is not None else None for t in map(tensor_type, tup.fields)]
+        if None in shapes:
             return None
+        # the first of the inputs' layouts that every input fits (blocks of 16 and 8
+        # channels meet in blocks of 8)
+        cur = next((s[0] for s in states if s is not None
+                    and all(fits_layout(shape, orig, s[0]) for shape in shapes)), None)
+        if cur is None:
+            return None
+        lead = (cur, orig)
+        letter = orig[c.attrs.axis % len(orig)]
         fields = [self.in_layout(f, cur, orig) for f in tup.fields]
-        attrs = dataclasses.replace(c.attrs, axis=cur.index(orig[c.attrs.axis % len(orig)]))
+        attrs = dataclasses.replace(c.attrs, axis=parse_layout(cur).index(letter))
         expr = Call(c.op, (Tuple(fields).with_span(tup.span),), attrs, c.type_args)
         return expr.with_span(c.span), lead
 
@@ -339,7 +400,7 @@ def _check_desired(desired: Mapping[str, Sequence[str]]) -> dict[str, tuple[str,
 
 def convert_function(func: Function, desired: dict, mod: IRModule) -> Function:
     """``func`` (typed) with the desired layouts."""
-    new = _Converter(desired).visit(func)
+    new = LayoutConverter(desired).visit(func)
     return new if new is func else reinfer(new, mod)
 
 
@@ -359,4 +420,4 @@ def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Pass:  # noqa
     return convert_layout
 
 
-__all__ = ["ConvertLayout"]
+__all__ = ["ConvertLayout", "LayoutConverter", "fits_layout", "tensor_type"]

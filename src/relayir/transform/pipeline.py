@@ -6,7 +6,7 @@ level the pass declares (or it is required, and it is not disabled):
 =====  ========================  ==========================================================
 level  pass                      why
 =====  ========================  ==========================================================
-0      SimplifyInference         batch_norm / layer_norm / dropout become plain arithmetic
+0      SimplifyInference         batch_norm / instance_norm / dropout become plain arithmetic
                                  for inference: kernels exist for arithmetic, and the
                                  arithmetic can fuse and fold
 0      SimplifyExpr              algebraic identities, reshape/transpose pairs, no-op casts
@@ -19,7 +19,12 @@ level  pass                      why
                                  multiply disappears after folding
 2      FoldConstant              fold the scaled weights FoldScaleAxis left as expressions
 3      CanonicalizeOps           bias_add → broadcast add (one elementwise op for fusion)
-2      FoldConstant              fold the expanded biases
+3      AlterOpLayout             cpu targets only: convolution networks in NCHW[x]c (x =
+                                 the vector width) end to end, each conv's algorithm
+                                 (direct, 1×1 GEMM, depthwise, Winograd) chosen per layer
+2      FoldConstant              fold the expanded biases, and the packed (and
+                                 Winograd-transformed) weights AlterOpLayout left as
+                                 layout_transforms of constants
 3      EliminateCommonSubexpr    compute each distinct expression once
 1      DeadCodeElimination       drop unused pure bindings
 0      FuseOps                   group ops into primitive functions (kernels); at opt
@@ -28,11 +33,18 @@ level  pass                      why
 
 Opt level 2 is the default, as in Relay. ``ConvertLayout`` is not in the pipeline: it
 takes the layouts the user wants (``ConvertLayout({"nn.conv2d": ["NHWC", "default"]})``).
+
+``AlterOpLayout`` depends on the target, which ``optimize`` takes from its caller
+(``build``, ``vm.compile``): a ``Target`` of kind ``"cpu"`` adds the pass, with the
+vector width of the CPU it generates code for (``Target.machine().lanes``, floats; 16
+when a target does not say). The ``numpy`` target and callers that pass no target keep
+the graph as written.
 """
 
 from __future__ import annotations
 
 from ..ir.module import IRModule
+from .alter_op_layout import AlterOpLayout
 from .canonicalize_ops import CanonicalizeOps
 from .dead_code import DeadCodeElimination
 from .dynamic_to_static import DynamicToStatic
@@ -45,8 +57,19 @@ from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
 
 
-def optimize_passes(fuse: bool = True) -> Sequential:
-    """The pipeline as a ``Sequential`` (``fuse=False`` stops before ``FuseOps``)."""
+def _layout_pass(target) -> list:
+    """``[AlterOpLayout]`` for a cpu target (read by duck typing: ``transform`` sits
+    below ``backend``, where ``Target`` lives), else nothing."""
+    if getattr(target, "kind", target) != "cpu":
+        return []
+    machine = getattr(target, "machine", None)  # Target.machine(): the CPU's vector unit
+    width = getattr(machine(), "lanes", None) if callable(machine) else None
+    return [AlterOpLayout(width if isinstance(width, int) and width > 0 else None)]
+
+
+def optimize_passes(fuse: bool = True, target=None) -> Sequential:
+    """The pipeline as a ``Sequential`` (``fuse=False`` stops before ``FuseOps``) for
+    ``target`` (a ``Target``, its kind, or None)."""
     passes = [
         SimplifyInference(),
         SimplifyExpr(),
@@ -55,6 +78,7 @@ def optimize_passes(fuse: bool = True) -> Sequential:
         FoldScaleAxis(),
         FoldConstant(),
         CanonicalizeOps(),
+        *_layout_pass(target),
         FoldConstant(),
         EliminateCommonSubexpr(),
         DeadCodeElimination(),
@@ -64,6 +88,6 @@ def optimize_passes(fuse: bool = True) -> Sequential:
     return Sequential(passes, name="optimize")
 
 
-def optimize(mod: IRModule, fuse: bool = True) -> IRModule:
+def optimize(mod: IRModule, fuse: bool = True, target=None) -> IRModule:
     """Run the pipeline under the current ``PassContext``."""
-    return optimize_passes(fuse)(mod)
+    return optimize_passes(fuse, target)(mod)

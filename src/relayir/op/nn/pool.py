@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
+import re
 
 import numpy as np
 
 from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import TensorType, is_float
 from ..attrs_util import set_fields
+from ..layout import parse_layout, transform_array
 from ..type_rel import (
     fail,
     tensor,
@@ -24,12 +27,30 @@ from ._common import (
     _padding,
     _positive,
     _rank,
-    _to_canonical,
     _window_out,
     _windows,
 )
 
 # ---------------------------------------------------------------- pooling
+
+
+def _pool_layouts(obj, letters: str) -> None:
+    """``layout`` permutes ``letters`` (``NCHW``, ``NHWC``, ...) or is the blocked
+    ``NCHW[x]c`` (channels in blocks of x innermost, as ``AlterOpLayout`` leaves a
+    convolution network), which the result keeps."""
+    if re.fullmatch(letters + r"[1-9]\d*c", obj.layout or "") is None:
+        _layouts(obj, letters, "layout")
+    elif obj.out_layout not in ("", obj.layout):
+        raise ValueError(f"a pool in the blocked layout {obj.layout} keeps it, found "
+                         f"out_layout={obj.out_layout!r}")
+    else:
+        set_fields(obj, out_layout="")
+
+
+def _letters(layout: str) -> str:
+    """One letter per axis (``NCHW16c`` → ``NCHWc``)."""
+    return parse_layout(layout).letters
+
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +73,7 @@ class MaxPool2DAttrs(Attrs):
                    padding=_padding(self.padding, n), ceil_mode=bool(self.ceil_mode))
         if hasattr(self, "count_include_pad"):
             set_fields(self, count_include_pad=bool(self.count_include_pad))
-        _layouts(self, "NC" + self._spatial, "layout")
+        _pool_layouts(self, "NC" + self._spatial)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,14 +125,16 @@ def pool_out_shape(sizes, attrs) -> tuple:
 
 def _pool_rel(types, attrs):
     data = tensor(types[0])
-    _rank(data, "data", (len(attrs.layout),), attrs.layout)
-    dims = dict(zip(attrs.layout, data.shape))
+    letters = _letters(attrs.layout)
+    _rank(data, "data", (len(letters),), attrs.layout)
+    dims = dict(zip(letters, data.shape))
     out = pool_out_shape([dims[a] for a in attrs._spatial], attrs)
     if any(isinstance(d, int) and d < 1 for d in out):
         fail(f"pool_size {attrs.pool_size} (dilation {attrs.dilation}) is larger than the "
              f"padded input: data is {data}")
     dims.update(zip(attrs._spatial, out))
-    return TensorType(_layout_shape(dims, attrs.out_layout or attrs.layout), data.dtype)
+    return TensorType(_layout_shape(dims, _letters(attrs.out_layout or attrs.layout)),
+                      data.dtype)
 
 
 def pool_geometry(x, attrs):
@@ -127,11 +150,11 @@ def pool_geometry(x, attrs):
 
 
 def _canonical(data, attrs):
-    return _to_canonical(data, attrs.layout, "NC" + attrs._spatial)
+    return transform_array(data, attrs.layout, "NC" + attrs._spatial)
 
 
 def _back(out, attrs):
-    return _from_canonical(out, "NC" + attrs._spatial, attrs.out_layout or attrs.layout)
+    return transform_array(out, "NC" + attrs._spatial, attrs.out_layout or attrs.layout)
 
 
 def _max_pool_ref(data, attrs):
@@ -192,7 +215,7 @@ class GlobalPool2DAttrs(Attrs):
     out_layout: str = ""
 
     def __post_init__(self):
-        _layouts(self, "NCHW", "layout")
+        _pool_layouts(self, "NCHW")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,7 +236,7 @@ class AdaptivePool2DAttrs(Attrs):
                 raise ValueError(f"output_size needs 1 or 2 values, found {self.output_size!r}")
             size = tuple(None if v is None else _positive(v, "output_size") for v in size)
             set_fields(self, output_size=size or None)
-        _layouts(self, "NCHW", "layout")
+        _pool_layouts(self, "NCHW")
 
 
 def _adaptive_hw(h, w, attrs):
@@ -223,19 +246,21 @@ def _adaptive_hw(h, w, attrs):
 
 def _adaptive_pool_rel(types, attrs):
     data = tensor(types[0])
-    _rank(data, "data", (4,), attrs.layout)
-    dims = dict(zip(attrs.layout, data.shape))
+    letters = _letters(attrs.layout)
+    _rank(data, "data", (len(letters),), attrs.layout)
+    dims = dict(zip(letters, data.shape))
     if isinstance(attrs, GlobalPool2DAttrs):
         dims.update(H=1, W=1)
     else:
         dims["H"], dims["W"] = _adaptive_hw(dims["H"], dims["W"], attrs)
-    return TensorType(_layout_shape(dims, attrs.out_layout or attrs.layout), data.dtype)
+    return TensorType(_layout_shape(dims, _letters(attrs.out_layout or attrs.layout)),
+                      data.dtype)
 
 
 def _global_pool_ref(reduce):
     def ref(data, attrs):
         x = data.astype(_acc_dtype(data.dtype.name)) if reduce is np.mean else data
-        axes = (attrs.layout.index("H"), attrs.layout.index("W"))
+        axes = (_letters(attrs.layout).index("H"), _letters(attrs.layout).index("W"))
         out = reduce(x, axis=axes, keepdims=True)
         if attrs.out_layout:
             out = _from_canonical(out, attrs.layout, attrs.out_layout)
@@ -245,21 +270,21 @@ def _global_pool_ref(reduce):
 
 
 def _adaptive_avg_pool2d_ref(data, attrs):
-    """PyTorch's bins ``[floor(i*H/oh), ceil((i+1)*H/oh))``, summed with an integral image."""
+    """PyTorch's bins ``[floor(i*H/oh), ceil((i+1)*H/oh))``, each summed on its own (an
+    integral image would let an Inf or NaN leak into every later bin, and cancel)."""
     dtype = data.dtype.name
-    x = _to_canonical(data, attrs.layout, "NCHW").astype(_acc_dtype(dtype))
+    x = transform_array(data, attrs.layout, "NCHW").astype(_acc_dtype(dtype))
     h, w = x.shape[2:]
     oh, ow = _adaptive_hw(h, w, attrs)
-    integral = np.zeros((*x.shape[:2], h + 1, w + 1), x.dtype)
-    integral[:, :, 1:, 1:] = x.cumsum(axis=2).cumsum(axis=3)
     i, j = np.arange(oh), np.arange(ow)
     hs, he = (i * h) // oh, -((-(i + 1) * h) // oh)
     ws, we = (j * w) // ow, -((-(j + 1) * w) // ow)
-    total = (integral[:, :, he[:, None], we] - integral[:, :, hs[:, None], we]
-             - integral[:, :, he[:, None], ws] + integral[:, :, hs[:, None], ws])
+    total = np.zeros((*x.shape[:2], oh, ow), x.dtype)
+    for a, b in itertools.product(range(oh), range(ow)):
+        total[:, :, a, b] = x[:, :, hs[a]:he[a], ws[b]:we[b]].sum(axis=(2, 3))
     count = np.outer(he - hs, we - ws)
     out = total / count if is_float(dtype) else total // count
-    return _from_canonical(out, "NCHW", attrs.out_layout or attrs.layout).astype(dtype)
+    return transform_array(out, "NCHW", attrs.out_layout or attrs.layout).astype(dtype)
 
 
 register_op("nn.global_avg_pool2d", rel=_adaptive_pool_rel, ref=_global_pool_ref(np.mean),

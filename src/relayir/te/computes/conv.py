@@ -13,7 +13,9 @@ from .common import COMPUTE, static
 from .nn import product_acc
 
 
-def _padded(x, layout: str, spatial: str, pads: tuple):
+def padded(x, layout: str, spatial: str, pads: tuple):
+    """``x`` with zeros around its ``spatial`` axes (``pads``: before..., after...), a
+    tensor of its own marked ``materialize``; ``x`` itself when nothing is padded."""
     n = len(spatial)
     before = dict(zip(spatial, pads[:n]))
     after = dict(zip(spatial, pads[n:]))
@@ -47,7 +49,7 @@ def _conv(attrs, inputs, out):
     og = o_total // groups
     cin = weight.shape[kl.index("I")]
     ks = [weight.shape[kl.index(a)] for a in sp]
-    x = _padded(data, dl, sp, attrs.padding)
+    x = padded(data, dl, sp, attrs.padding)
     acc = product_acc(out.dtype)
 
     def fn(*i):

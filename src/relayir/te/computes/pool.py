@@ -8,6 +8,7 @@ accumulate in float64 (int64 for integers, which then floor-divide like the refe
 
 from __future__ import annotations
 
+from ...op.layout import parse_layout
 from ...op.nn.pool import pool_out_shape
 from .. import expr as E
 from .. import tensor as te
@@ -15,13 +16,21 @@ from ..tensor import compute
 from .common import COMPUTE, float_acc, static
 
 
+def _letters(attrs) -> tuple[str, str]:
+    """One letter per axis of the input and of the output layout (the blocked
+    ``NCHW16c`` → ``NCHWc``: its ``c`` passes through a pool like ``N`` and ``C``)."""
+    return (parse_layout(attrs.layout).letters,
+            parse_layout(attrs.out_layout or attrs.layout).letters)
+
+
 def _dims(letters: str, index) -> dict:
     return dict(zip(letters, index))
 
 
-def _read(x, layout: str, n, c, h, w):
-    pos = {"N": n, "C": c, "H": h, "W": w}
-    return x[tuple(pos[a] for a in layout)]
+def _read(x, letters: str, o: dict, h, w):
+    """``x`` at output index ``o``'s non-spatial axes and spatial position ``(h, w)``."""
+    pos = {**o, "H": h, "W": w}
+    return x[tuple(pos[a] for a in letters)]
 
 
 class _Window:
@@ -49,7 +58,7 @@ class _Window:
 
 
 def _windows(x, attrs) -> list:
-    lay, sp = attrs.layout, attrs._spatial
+    lay, sp = _letters(attrs)[0], attrs._spatial
     p, n = attrs.padding, len(sp)
     return [_Window(x.shape[lay.index(a)], attrs.pool_size[j], attrs.strides[j],
                     attrs.dilation[j], p[j], p[j + n]) for j, a in enumerate(sp)]
@@ -57,7 +66,7 @@ def _windows(x, attrs) -> list:
 
 def _pool(attrs, inputs, out, kind: str):
     x = inputs[0]
-    lay, olay, sp = attrs.layout, attrs.out_layout or attrs.layout, attrs._spatial
+    (lay, olay), sp = _letters(attrs), attrs._spatial
     wins = _windows(x, attrs)
     dtype = x.dtype
     sizes = [static(w.size) for w in wins]
@@ -70,7 +79,7 @@ def _pool(attrs, inputs, out, kind: str):
         rs = [te.reduce_axis(w.k, f"r{a.lower()}") for w, a in zip(wins, sp)]
         pos = {a: w.pos(o[a], r.var) for a, w, r in zip(sp, wins, rs)}
         inside = E.logical_and(*[c for a, w in zip(sp, wins) for c in w.inside(pos[a])])
-        pos.update(N=o["N"], C=o["C"])
+        pos.update((a, j) for a, j in o.items() if a not in sp)
         value = x[tuple(pos[a] for a in lay)]
         if kind == "max":
             return te.max(E.select(inside, value, E.min_value(dtype)), rs)
@@ -97,14 +106,14 @@ for _n in (1, 2, 3):
 def _global(kind: str):
     def rule(attrs, inputs, out):
         x = inputs[0]
-        lay, olay = attrs.layout, attrs.out_layout or attrs.layout
+        lay, olay = _letters(attrs)
         h, w = x.shape[lay.index("H")], x.shape[lay.index("W")]
         dtype = x.dtype
 
         def fn(*i):
             o = _dims(olay, i)
             rh, rw = te.reduce_axis(h, "rh"), te.reduce_axis(w, "rw")
-            value = _read(x, lay, o["N"], o["C"], rh.var, rw.var)
+            value = _read(x, lay, o, rh.var, rw.var)
             if kind == "max":
                 return te.max(value, [rh, rw])
             acc = float_acc(dtype)
@@ -131,7 +140,7 @@ def _bins(size: int, n: int):
 @COMPUTE.register("nn.adaptive_avg_pool2d")
 def adaptive_avg_pool2d(attrs, inputs, out):
     x = inputs[0]
-    lay, olay = attrs.layout, attrs.out_layout or attrs.layout
+    lay, olay = _letters(attrs)
     h, w = static(x.shape[lay.index("H")]), static(x.shape[lay.index("W")])
     oh, ow = static(out.shape[olay.index("H")]), static(out.shape[olay.index("W")])
     if None in (h, w, oh, ow):
@@ -147,7 +156,7 @@ def adaptive_avg_pool2d(attrs, inputs, out):
         we = E.truncdiv((o["W"] + 1) * w + (ow - 1), ow)
         rh, rw = te.reduce_axis(kh, "rh"), te.reduce_axis(kw, "rw")
         inside = E.logical_and(rh.var < he - hs, rw.var < we - ws)
-        value = _read(x, lay, o["N"], o["C"], hs + rh.var, ws + rw.var)
+        value = _read(x, lay, o, hs + rh.var, ws + rw.var)
         total = te.sum(E.select(inside, E.cast(acc, value), E.const(0, acc)), [rh, rw],
                        dtype=acc)
         count = E.cast(acc, (he - hs) * (we - ws))
