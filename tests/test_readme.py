@@ -49,7 +49,7 @@ def test_dense_type_error_message():
     with pytest.raises(relay.TypeInferenceError) as err:
         relay.transform.InferType()(relay.IRModule.from_expr(relay.nn.dense(a, b)))
     assert str(err.value).startswith(
-        "nn.dense: units mismatch: data is Tensor[(2, 3), float32] "
+        "nn.dense: in-features mismatch: data is Tensor[(2, 3), float32] "
         "but weight is Tensor[(4, 5), float32]")
 
 

@@ -27,6 +27,7 @@ from .transform.bind import bind_params
 from .typing.infer import infer_module
 from .vm import VirtualMachine
 from .vm import compile as vm_compile
+from .vm.shape_func import DIM_RANGES, bind_input_dims, parse_dim_ranges
 
 
 class DebugExecutor:
@@ -47,6 +48,7 @@ class DebugExecutor:
 
     def _callable(self, fn: Function, closure: Closure):
         params = fn.params
+        ranges = parse_dim_ranges(fn.attrs.get(DIM_RANGES)) if fn.attrs else {}
 
         def run(*args, **kwargs):
             args = list(args)
@@ -62,6 +64,11 @@ class DebugExecutor:
                 check_tensor_input(p.name_hint, a, p.checked_type if p.has_type else None)
                 for p, a in zip(params, args)
             ]
+            # one symbolic dim is one size, inside the range the model was made for
+            # (e.g. torch's derived range), as the VM checks it
+            bind_input_dims("@main", [p.name_hint for p in params],
+                            [p.checked_type if p.has_type else None for p in params],
+                            checked, ranges)
             return self.interpreter.call_closure(closure, checked)
 
         return run

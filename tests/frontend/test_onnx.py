@@ -341,3 +341,29 @@ def test_torch_cnn():
                           nn.MaxPool2d(2), nn.Conv2d(8, 8, 3, stride=2, groups=2),
                           nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 5))
     _torch_check(model, torch.randn(2, 3, 16, 16))
+
+
+def test_an_empty_file_is_not_an_empty_model(tmp_path):
+    p = tmp_path / "empty.onnx"
+    p.write_bytes(b"")
+    with pytest.raises(relayir.Error, match="holds no ONNX graph"):
+        from_onnx(str(p))
+    with pytest.raises(relayir.Error, match="holds no ONNX graph"):
+        from_onnx(onnx.ModelProto())
+
+
+def test_an_opset_newer_than_the_converters_is_refused():
+    from relayir.frontend.onnx import MAX_OPSET
+
+    model = _model([node("Neg", ["a"], ["y"])], {"a": x(2)}, ["y"], 99)
+    with pytest.raises(relayir.Error, match=f"opset 99 .* knows opsets 1 to {MAX_OPSET}"):
+        from_onnx(model)
+    model = _model([node("Neg", ["a"], ["y"])], {"a": x(2)}, ["y"], MAX_OPSET)
+    assert "negative" in from_onnx(model)[0].astext()
+
+
+def test_max_opset_covers_every_converter_version():
+    from relayir.frontend.onnx import MAX_OPSET
+    from relayir.frontend.onnx_ops import TABLE
+
+    assert max(since for versions in TABLE.values() for since, _ in versions) <= MAX_OPSET

@@ -68,7 +68,7 @@ def test_light_model_matches_expected_output(name):
         lib = relayir.build(mod, target="cpu", params=params)
     built = time.perf_counter()
     m = relayir.graph_executor.GraphModule(lib)
-    m.set_input(0, data)
+    m.set_input(in_name, data)  # by the name the ONNX model declares
     m.run()
     out, logits = m.get_output(0), m.get_output(1)
     print(f"\n{name}: import {imported - start:.1f}s, build {built - imported:.1f}s, "

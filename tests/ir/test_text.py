@@ -593,3 +593,19 @@ def test_long_let_chain():
         seen.add(prev)
         e = e.body
     assert e is prev and len(seen) == N
+
+
+@pytest.mark.parametrize("template", [
+    "fn (%x) {{ {tok} }}",                      # an unknown operator name
+    "fn (%x) {{ 1{tok} }}",                     # a number with a huge suffix
+    'def @main(%x) {{ %{tok} }}',               # an unbound variable
+    'def @main(%x) {{ @{tok}(%x) }}',           # an unknown global
+])
+def test_a_parse_error_never_quotes_a_huge_token_whole(template):
+    token = "x" * (10 * 1024 * 1024)
+    text = template.format(tok=token)
+    with pytest.raises(relay.ParseError) as info:
+        relay.parse(text) if text.startswith("def") else relay.ir.parser.parse_expr(text)
+    message = str(info.value)
+    assert len(message) < 600, message[:300]
+    assert "characters]" in message  # says how much was left out

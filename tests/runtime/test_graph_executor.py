@@ -60,7 +60,7 @@ def test_run_and_outputs(mlp):
 
 
 def test_set_input_errors_name_the_input_and_both_shapes(mlp):
-    lib, inputs, _ = mlp
+    lib, inputs, expected = mlp
     m = graph_executor.GraphModule(lib)
     with pytest.raises(GraphExecutorError, match=r"inputs not set: data"):
         m.run()
@@ -79,8 +79,25 @@ def test_set_input_errors_name_the_input_and_both_shapes(mlp):
         m.run(data=np.zeros((64,), "float32"))
     with pytest.raises(GraphExecutorError, match="output index 1 is out of range"):
         m.get_output(1)
+    with pytest.raises(GraphExecutorError, match=r"get_output\(0\): no run has completed"):
+        m.get_output(0)  # before any run: no output, not uninitialised memory
     m.set_input(0, inputs["data"])  # by index, after the failures: still usable
     m.run()
+    np.testing.assert_allclose(m.get_output(0), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_get_output_after_a_failed_run_is_refused():
+    x = relay.var("x", shape=(2,), dtype="int32")
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.floor_divide(x, x)))
+    m = graph_executor.GraphModule(relay.build(mod, target="numpy"))
+    m.run(x=np.array([4, 6], "int32"))
+    np.testing.assert_array_equal(m.get_output(0), [1, 1])
+    m._calls = (lambda: 1,) + m._calls[1:]  # a kernel that reports failure
+    m._call_names = ("failing",) + m._call_names[1:]
+    with pytest.raises(GraphExecutorError, match="failing"):
+        m.run()
+    with pytest.raises(GraphExecutorError, match="no run has completed"):
+        m.get_output(0)  # the last run failed: its outputs are not results
 
 
 def test_inputs_by_kwargs_lists_and_torch():
@@ -93,8 +110,10 @@ def test_inputs_by_kwargs_lists_and_torch():
     m.run()
     np.testing.assert_array_equal(m.get_output(0), np.maximum(x, 0) + table[[4, 0]])
     assert m.get_output(1) == pytest.approx(x.sum())
-    with pytest.raises(GraphExecutorError, match="input 'ids': expected dtype int64, found int32"):
-        m.set_input("ids", np.array([1, 2], "int32"))
+    m.set_input("ids", np.array([4, 0], "int32"))  # widening changes no value: converted
+    with pytest.raises(GraphExecutorError, match="input 'ids': expected dtype int64, found "
+                                                 "float32"):
+        m.set_input("ids", np.array([1, 2], "float32"))
     torch = pytest.importorskip("torch")
     m.set_input("x", torch.ones(2, 3))
     m.run()

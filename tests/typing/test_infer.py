@@ -175,3 +175,33 @@ def test_let_chain_of_100k_type_checks():
         body = relay.Let(vs[i], relay.negative(vs[i - 1] if i else x), body)
     mod = infer(relay.IRModule.from_expr(relay.Function([x], body)))
     assert mod["main"].checked_type.ret_type == TensorType((4,))
+
+
+@pytest.mark.parametrize("shape,dtype", [((2**64, 4), "float32"), ((2**62, 2), "int16"),
+                                         ((2**61, 2**2), "float64")])
+def test_a_tensor_of_more_than_2_63_bytes_is_a_type_error(shape, dtype):
+    x = relay.var("x", shape=shape, dtype=dtype)
+    with pytest.raises(relay.TypeInferenceError, match=r"%x has type .* more than a tensor"):
+        relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], x)))
+
+
+def test_an_op_whose_result_would_overflow_is_a_type_error():
+    y = relay.var("y", shape=(2**40,), dtype="int8")
+    with pytest.raises(relay.TypeInferenceError, match="tile: the result has type"):
+        relay.transform.InferType()(relay.IRModule.from_expr(
+            relay.Function([y], relay.tile(y, (2**30,)))))
+    z = relay.var("z", shape=(2**31, 2**31), dtype="int8")  # 2**62 bytes: fits
+    relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([z], z)))
+
+
+def test_a_named_dim_does_not_broadcast_against_a_static_extent():
+    # (1, s, 4) + (10, 4) holds only if s is 10: an importer that baked an example size
+    a, b = relay.var("a", shape=(1, "s", 4)), relay.var("b", shape=(10, 4))
+    with pytest.raises(relay.TypeInferenceError, match="dimension -2 is s vs 10"):
+        relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([a, b], a + b)))
+    c = relay.var("c", shape=(1, 4))  # against 1 it broadcasts; Any still takes an extent
+    d = relay.var("d", shape=(relay.Any(), 4))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(
+        relay.Function([a, c, d, b], relay.Tuple([a + c, d + b]))))
+    assert str(mod["main"].checked_type.ret_type) == (
+        "(Tensor[(1, s, 4), float32], Tensor[(10, 4), float32])")

@@ -384,7 +384,7 @@ def test_bad_files_are_clear_errors(tmp_path):
         load(bad)
     truncated = tmp_path / "truncated.relayvm"
     truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
-    with pytest.raises(relay.Error, match="not a relayir VM executable archive"):
+    with pytest.raises(relay.Error, match="truncated or damaged relayir VM executable archive"):
         load(truncated)
     with relay.transform.PassContext(opt_level=3):
         lib = relay.build(mod, target="cpu", params=params)

@@ -11,7 +11,9 @@ functions over the inputs and constants. Each node of the JSON is
   function: one kernel. Tuple arguments and tuple results are flattened.
 
 ``node_row_ptr[i]`` is the first entry (output) of node ``i``; ``heads`` are the entries
-``@main`` returns (a returned tuple is flattened); ``attrs`` holds per entry
+``@main`` returns (a returned tuple is flattened), ``output_names`` their names when
+``@main``'s ``output_names`` attribute gives one per head (an ONNX model's output names:
+``get_output("prob")``); ``attrs`` holds per entry
 ``shape``, ``dltype`` and the memory plan's ``storage_id`` and ``storage_offset`` (bytes;
 the intermediates share storage 0 at 64-byte aligned offsets). Nodes are in execution
 order (post order), so the executor runs them front to back.
@@ -99,8 +101,10 @@ class GraphCodegen:
                 f"input %{v.name_hint} of @main has type {ty}; the graph executor takes "
                 f"tensor inputs only ({_VM_HINT})")
         check_static(ty, f"input %{v.name_hint}")
-        nid = self._add_node({"op": "null", "name": v.name_hint, "inputs": []}, [ty])
-        self._names.add(v.name_hint)
+        # two parameters may share a name hint (%x, %x): the graph names inputs, so the
+        # second becomes x_1 (positional calls still reach both)
+        name = self._unique(v.name_hint)
+        nid = self._add_node({"op": "null", "name": name, "inputs": []}, [ty])
         self._value[v] = (nid, 0)
 
     def _constant(self, c: Constant):
@@ -208,6 +212,9 @@ class GraphCodegen:
             },
             "node_row_ptr": self.row_ptr,
         }
+        names = self.func.attrs.get("output_names")
+        if names is not None and len(names) == len(heads):
+            graph["output_names"] = [str(n) for n in names]
         plan = plan_memory(graph)
         graph["attrs"]["storage_id"] = ["list_int", list(plan.storage_ids)]
         graph["attrs"]["storage_offset"] = ["list_int", list(plan.storage_offsets)]

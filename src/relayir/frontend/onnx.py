@@ -3,9 +3,30 @@
 ``from_onnx`` loads the model (external data only from inside the model's folder), lists
 every op type it has no converter for (subgraphs included) before converting anything,
 then walks the graph once: graph inputs that are not initializers become ``@main``
-parameters (named as in the model), initializers become params (or constants with
-``freeze_params``), inputs named in ``const_inputs`` become constants, and each node goes
-through the versioned converter table in ``onnx_ops`` at the model's opset.
+parameters, initializers become params (or constants with ``freeze_params``), inputs
+named in ``const_inputs`` become constants, and each node goes through the versioned
+converter table in ``onnx_ops`` at the model's opset.
+
+Names. ``@main``'s parameters (and the params dict) keep the model's names exactly,
+``gpu_0/data_0`` included (the text format quotes them: ``%"gpu_0/data_0"``), so every
+executor takes an input by the name the model declares (``set_input("gpu_0/data_0",
+...)``, ``vm.set_input("main", **{"gpu_0/data_0": x})``); code generators that need C
+identifiers derive their own. The graph's output names are ``@main``'s ``output_names``
+attribute: the graph executor takes them too (``get_output("gpu_0/softmax_1")``).
+
+Shape-like inputs known only at run time. A graph input that is a shape (``Reshape``'s
+shape, ``Tile``'s repeats, ``Slice``'s starts) or a parameter (the axes of ``ReduceSum``
+and ``Unsqueeze``, ``TopK``'s k, ``CumSum``'s axis, ``Trilu``'s k, ``OneHot``'s depth,
+``Split``'s sizes, ``Resize``'s scales/sizes/roi, ``NonMaxSuppression``'s limits) imports
+as a ``dyn`` op with ``Any`` result extents (``op/dynamic.py``, ``op/dynamic_params.py``),
+which the VM runs (the graph executor needs static shapes and says so). We chose this
+over specialising the model on the first call's values: the compiled model stays one
+artifact that is right for every value (a specialisation is only right for the values
+it saw, and re-compiling per value hides a compile in a call), the text shows what is
+dynamic, and ``DynamicToStatic`` still gives the static ops when the values are bound
+(``const_inputs``) or fold to constants. Such an input needs a static length (it fixes
+the result's rank); one without it, or an op with no ``dyn`` form yet, raises
+``ConstantInputRequired`` naming the input to bind.
 
 Subgraphs (``If`` branches, ``Loop``/``Scan`` bodies) convert in a child scope of the
 same importer (``convert_subgraph``), so they read every enclosing graph's names. An
@@ -26,28 +47,34 @@ from ..errors import Error
 from ..ir.expr import Function, Tuple, TupleGetItem, Var, const
 from ..ir.module import IRModule
 from ..ir.types import Any, TensorType, TupleType
-from .common import ConversionError, UnsupportedOperatorError, sanitize_name
+from .common import ConversionError, UnsupportedOperatorError
 from .onnx_ops import TABLE
 from .onnx_ops.base import ConstantInputRequired, OnnxImport, importing
 from .onnx_ops.elementwise import onnx_dtype
 from .onnx_ops.sequence import EMPTY
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+# the newest default-domain opset the converter table was written against (onnx 1.23):
+# a newer one may change an op's meaning in ways no converter knows, so it is refused
+MAX_OPSET = 28
 
 
 def _load(model):
     if isinstance(model, onnx.ModelProto):
-        base = os.getcwd()
+        base, what = os.getcwd(), "the model"
     elif isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         try:
             model = onnx.load(path, load_external_data=False)
         except Exception as e:  # noqa: BLE001  (protobuf raises several kinds)
             raise Error(f"cannot read ONNX model {path!r}: {e}") from None
-        base = os.path.dirname(os.path.abspath(path))
+        base, what = os.path.dirname(os.path.abspath(path)), repr(path)
     else:
         raise ConversionError(f"from_onnx takes a ModelProto or a path, found "
                               f"{type(model).__name__}")
+    if not model.graph.output:  # protobuf reads an empty file as an empty model
+        raise ConversionError(f"{what} holds no ONNX graph (its graph has no outputs): an "
+                              "empty or truncated file, or not an ONNX model")
     _load_external(model, base)
     return model
 
@@ -158,14 +185,14 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     inputs, then (unless ``freeze_params``) the initializers, named as in the model.
     Raises ``UnsupportedOperatorError`` naming every unconverted op type with its count.
 
-    Shape-like inputs (``Reshape``'s shape, ``Slice``'s starts, ``Tile``'s repeats) may be
-    graph inputs: they import as ``dyn.*`` ops, whose result extents are known at run
-    time (a constant or foldable one gives the static op). Inputs that fix the rank of
-    a result or pick axes (``ReduceSum``'s and ``Unsqueeze``'s axes) cannot wait until
-    run time in Relay's type system: ``const_inputs`` maps such graph inputs to values
-    bound as constants, like params bound by name, and they leave ``@main``'s
-    parameters (``None`` binds an optional input as empty). Without it, such an input
-    raises ``ConstantInputRequired`` naming it.
+    Shape-like inputs (``Reshape``'s shape, ``Slice``'s starts, ``ReduceSum``'s axes,
+    ``Resize``'s scales...) may be graph inputs: they import as ``dyn.*`` ops, whose
+    result extents are known at run time (a constant or foldable one gives the static op;
+    see the module docstring). Such an input whose length is not static (it would fix the
+    result's rank), or one an op has no ``dyn`` form for, raises ``ConstantInputRequired``
+    naming it: ``const_inputs`` maps graph inputs to values bound as constants, like params
+    bound by name, and they leave ``@main``'s parameters (``None`` binds an optional input
+    as empty).
     """
     model = _load(model)
     graph = model.graph
@@ -177,6 +204,10 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     if unknown:
         raise ConversionError(f"const_inputs names {unknown}, which are not graph inputs")
     opset = int(opset) if opset is not None else _opset_of(model)
+    if not 1 <= opset <= MAX_OPSET:
+        raise ConversionError(f"the model uses opset {opset} of the default ONNX domain; this "
+                              f"importer knows opsets 1 to {MAX_OPSET} (a newer opset may "
+                              "change what an op means)")
     importer = _Importer(graph, opset, shape or {}, dtype, freeze_params, const_inputs or {})
     with importing(OnnxImport(opset, importer.convert_subgraph)):
         return importer.run()
@@ -194,7 +225,6 @@ class _Importer:
         self.inputs: list[Var] = []
         self.weights: list[Var] = []
         self.params: dict[str, np.ndarray] = {}
-        self.onnx_names: dict[str, str] = {}  # @main parameter name -> graph input name
 
     def _bind_inputs(self):
         for tensor in self.graph.initializer:
@@ -202,10 +232,9 @@ class _Importer:
             if self.freeze or tensor.name in self.const_inputs:
                 self.env[tensor.name] = const(array)
             else:
-                name = sanitize_name(tensor.name)
-                v = Var(name, TensorType(array.shape, array.dtype.name))
+                v = Var(tensor.name, TensorType(array.shape, array.dtype.name))
                 self.weights.append(v)
-                self.params[name] = array
+                self.params[tensor.name] = array
                 self.env[tensor.name] = v
         for vi in self.graph.input:
             if vi.name in self.const_inputs:
@@ -214,10 +243,8 @@ class _Importer:
                 continue
             if vi.name in self.env:
                 continue
-            v = Var(sanitize_name(vi.name), _value_type(vi, self.shapes.get(vi.name),
-                                                         self.dtype))
+            v = Var(vi.name, _value_type(vi, self.shapes.get(vi.name), self.dtype))
             self.inputs.append(v)
-            self.onnx_names[v.name_hint] = vi.name
             if isinstance(v.type_annotation, TupleType):  # a sequence: a list while importing
                 self.env[vi.name] = [TupleGetItem(v, i)
                                      for i in range(len(v.type_annotation.fields))]
@@ -246,8 +273,7 @@ class _Importer:
         try:
             return fn(*inputs, **attrs)
         except ConstantInputRequired as e:
-            names = [self.onnx_names.get(n, n) for n in e.input_names]
-            raise ConstantInputRequired(f"{where}: {e}", names) from None
+            raise ConstantInputRequired(f"{where}: {e}", e.input_names) from None
         except (ConversionError, TypeError, ValueError) as e:
             raise ConversionError(f"{where}: {e}") from None
 
@@ -280,7 +306,8 @@ class _Importer:
         outs = [Tuple(v) if isinstance(v, list) else v
                 for v in self._convert_nodes(self.graph)]
         body = outs[0] if len(outs) == 1 else Tuple(outs)
-        fn = Function(self.inputs + self.weights, body)
+        fn = Function(self.inputs + self.weights, body).with_attr(
+            "output_names", tuple(o.name for o in self.graph.output))
         return IRModule.from_expr(fn), self.params
 
     def _lookup_output(self, name):

@@ -114,7 +114,7 @@ class Tokens:
 
     def error(self, message: str, offset: int) -> ParseError:
         line, col = self.location(offset)
-        return ParseError(message, line, col, self.source_name)
+        return ParseError(shorten_quotes(message), line, col, self.source_name)
 
     def _bad_char(self, offset: int) -> None:
         rest = self.text[offset:offset + 2]
@@ -124,6 +124,17 @@ class Tokens:
             raise self.error("unterminated string: expected '\"' before the end of the line",
                              offset)
         raise self.error(f"unexpected character {rest[:1]!r}", offset)
+
+
+_LONG_WORD = re.compile(r"\S{121,}")  # longer than twice shorten_quotes' keep
+
+
+def shorten_quotes(message: str, keep: int = 60) -> str:
+    """``message`` with every word longer than ``2 * keep`` characters (a quoted token:
+    a name, a number, a string of the text, which may be megabytes long) cut to its
+    first and last ``keep`` characters around a count of what was left out."""
+    return _LONG_WORD.sub(lambda m: f"{m.group()[:keep]}...[{len(m.group()) - 2 * keep} "
+                          f"characters]...{m.group()[-keep:]}", message)
 
 
 def split_metadata(text: str) -> tuple[int, int]:

@@ -104,6 +104,14 @@ def _undo(table: dict, log: list, mark: int) -> None:
             table[name] = old
 
 
+_MAX_SUGGEST = 200  # longer names get no "did you mean": difflib is slow on megabytes
+
+
+def _close_names(name: str, known) -> list[str]:
+    """Up to three known names close to ``name`` (none for a very long one)."""
+    return difflib.get_close_matches(name, known, n=3) if len(name) <= _MAX_SUGGEST else []
+
+
 class _Parser:
     def __init__(self, text: str, source_name: str, init: IRModule | None, free_vars: bool):
         if not isinstance(text, str):
@@ -226,7 +234,7 @@ class _Parser:
     def check_defined(self, uses: dict, defined: set, what: str) -> None:
         for name, i in uses.items():
             if name not in defined:
-                close = difflib.get_close_matches(name, defined, n=3)
+                close = _close_names(name, defined)
                 hint = f"; did you mean {', '.join(close)}?" if close else ""
                 raise self.error(f"unknown {what}{name}: it is never defined{hint}", i)
 
@@ -524,10 +532,12 @@ class _Parser:
             return ctor if ctor.inputs else Call(ctor, ()).with_span(self.span(i))
         op = self.ops.get(v)
         if op is None:
+            if len(v) > _MAX_SUGGEST:  # no name is this long: skip the slow suggestions
+                raise self.error(f"unknown operator '{v}'", i)
             try:
                 op = self.ops[v] = get_op(v)  # its error suggests close operator names
             except OpError as exc:
-                close = difflib.get_close_matches(v, self.ctors, n=3)
+                close = _close_names(v, self.ctors)
                 hint = f" (or constructor {', '.join(close)}?)" if close else ""
                 raise self.error(f"{exc}{hint}", i) from None
         self.i = i + 1

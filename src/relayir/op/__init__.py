@@ -13,6 +13,7 @@ from . import (  # noqa: F401,I001  (registration side effects; dynamic last, be
     vision,
 )
 from . import dynamic  # noqa: F401  (after the static ops its dyn.* ops stand for)
+from . import dynamic_params  # noqa: F401  (dyn ops whose run-time input is a parameter)
 from ..ir.op import (
     Attrs,
     OpPattern,
@@ -25,5 +26,5 @@ from ..ir.op import (
 )
 
 __all__ = ["Attrs", "OpPattern", "OpTable", "call", "get_op", "has_op", "list_ops",
-           "register_op", "algorithm", "bitwise", "dynamic", "image", "layout", "nn", "reduce",
-           "scatter", "tensor", "transform", "vision"]
+           "register_op", "algorithm", "bitwise", "dynamic", "dynamic_params", "image",
+           "layout", "nn", "reduce", "scatter", "tensor", "transform", "vision"]

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import OpError
 from ..ir.expr import Expr, const
 from ..ir.op import Attrs, OpPattern, call, get_op, make_attrs, register_op
 from ..ir.types import Any, TensorType, TupleType, is_int
@@ -33,11 +34,14 @@ from .type_rel import check_axes, fail, show_type, tensor
 
 class DynamicOp(NamedTuple):
     """``dyn`` op → ``static`` op: the inputs at ``shape_args`` (int tensors; their values
-    as numpy arrays) become ``static_attrs(attrs, *values)``, the others stay inputs."""
+    as numpy arrays) become ``static_attrs(attrs, *values)``, the others stay inputs.
+    With ``data_shapes``, ``static_attrs`` also gets the data inputs' shapes (keyword
+    ``data_shapes``): an ``Unsqueeze`` target shape is the data's with ones inserted."""
 
     static: str
     shape_args: tuple[int, ...]
     static_attrs: Callable[..., dict]
+    data_shapes: bool = False
 
     def split(self, args) -> tuple[list, list]:
         """``(data inputs, shape inputs)`` of a call's arguments."""
@@ -45,16 +49,34 @@ class DynamicOp(NamedTuple):
         return data, [args[i] for i in self.shape_args]
 
     def static_call_parts(self, args, attrs) -> tuple[list, Attrs]:
-        """The static op's inputs and attrs, given the shape inputs' values."""
+        """The static op's inputs and attrs, given the shape inputs' values. The data
+        inputs are arrays (a run) or typed expressions (``DynamicToStatic``); an
+        expression whose shape is not static raises ``DataShapeUnknown``."""
         data, shapes = self.split(args)
         op = get_op(self.static)
-        return data, make_attrs(op, self.static_attrs(attrs, *shapes))
+        if not self.data_shapes:
+            return data, make_attrs(op, self.static_attrs(attrs, *shapes))
+        known = [_data_shape(d) for d in data]
+        return data, make_attrs(op, self.static_attrs(attrs, *shapes, data_shapes=known))
+
+
+class DataShapeUnknown(Exception):
+    """A data input's shape is not static yet (``DynamicToStatic`` leaves the call)."""
+
+
+def _data_shape(d) -> tuple[int, ...]:
+    if isinstance(d, np.ndarray):
+        return d.shape
+    ty = d.checked_type if d.has_type else None
+    if not isinstance(ty, TensorType) or not ty.is_static:
+        raise DataShapeUnknown(f"{ty} is not a static tensor type")
+    return ty.shape
 
 
 DYNAMIC: dict[str, DynamicOp] = {}
 
 
-def _shape_arg(ty, what: str) -> int:
+def shape_arg(ty, what: str) -> int:
     """The static length of a 1-D integer shape tensor."""
     t = tensor(ty, what)
     if t.ndim != 1 or not isinstance(t.shape[0], int) or not is_int(t.dtype):
@@ -66,14 +88,19 @@ def _ints(v) -> tuple[int, ...]:
     return tuple(int(i) for i in np.asarray(v).reshape(-1))
 
 
-def _register(name: str, static: str, shape_args: tuple, rel, static_attrs, arg_names,
-              attrs=None, description: str = ""):
-    spec = DYNAMIC[name] = DynamicOp(static, shape_args, static_attrs)
+def register_dynamic(name: str, static: str, shape_args: tuple, rel, static_attrs, arg_names,
+                     attrs=None, description: str = "", data_shapes: bool = False):
+    """Register ``dyn`` op ``name`` standing for ``static`` (see ``DynamicOp``): its
+    reference is the static op's, run with the attrs the shape inputs' values give."""
+    spec = DYNAMIC[name] = DynamicOp(static, shape_args, static_attrs, data_shapes)
     static_op = get_op(static)
 
     def ref(*args):
         *inputs, attrs_value = args
-        data, static_attrs_value = spec.static_call_parts(inputs, attrs_value)
+        try:  # the run-time values make the static attrs: a bad one is the user's error
+            data, static_attrs_value = spec.static_call_parts(inputs, attrs_value)
+        except (ValueError, TypeError) as exc:
+            raise OpError(f"{name}: {exc}") from None
         return static_op.reference(*data, static_attrs_value)
 
     ref.__name__ = f"_{name.replace('.', '_')}_ref"
@@ -95,10 +122,10 @@ class DynReshapeAttrs(Attrs):
 
 def _reshape_rel(types, attrs):
     data = tensor(types[0])
-    return TensorType((Any(),) * _shape_arg(types[1], "newshape"), data.dtype)
+    return TensorType((Any(),) * shape_arg(types[1], "newshape"), data.dtype)
 
 
-_register("dyn.reshape", "reshape", (1,), _reshape_rel,
+register_dynamic("dyn.reshape", "reshape", (1,), _reshape_rel,
           lambda a, s: {"newshape": _ints(s), "allowzero": a.allowzero},
           ("data", "newshape"), DynReshapeAttrs, "reshape to a run-time shape")
 
@@ -108,24 +135,24 @@ _register("dyn.reshape", "reshape", (1,), _reshape_rel,
 
 def _broadcast_to_rel(types, attrs):
     data = tensor(types[0])
-    n = _shape_arg(types[1], "shape")
+    n = shape_arg(types[1], "shape")
     if n < data.ndim:
         fail(f"cannot broadcast data {show_type(data)} to a shape of rank {n}")
     return TensorType((Any(),) * n, data.dtype)
 
 
-_register("dyn.broadcast_to", "broadcast_to", (1,), _broadcast_to_rel,
+register_dynamic("dyn.broadcast_to", "broadcast_to", (1,), _broadcast_to_rel,
           lambda a, s: {"shape": _ints(s)}, ("data", "shape"),
           description="broadcast to a run-time shape")
 
 
 def _tile_rel(types, attrs):
     data = tensor(types[0])
-    n = max(data.ndim, _shape_arg(types[1], "reps"))
+    n = max(data.ndim, shape_arg(types[1], "reps"))
     return TensorType((Any(),) * n, data.dtype)
 
 
-_register("dyn.tile", "tile", (1,), _tile_rel, lambda a, r: {"reps": _ints(r)},
+register_dynamic("dyn.tile", "tile", (1,), _tile_rel, lambda a, r: {"reps": _ints(r)},
           ("data", "reps"), description="tile with run-time repetitions")
 
 
@@ -148,9 +175,9 @@ class DynStridedSliceAttrs(Attrs):
 
 def _strided_slice_rel(types, attrs):
     data = tensor(types[0])
-    n = _shape_arg(types[1], "begin")
+    n = shape_arg(types[1], "begin")
     for ty, what in ((types[2], "end"), (types[3], "strides")):
-        if _shape_arg(ty, what) != n:
+        if shape_arg(ty, what) != n:
             fail(f"{what} must have as many entries as begin ({n}), found {show_type(ty)}")
     if attrs.axes is not None:
         if len(attrs.axes) != n:
@@ -166,7 +193,7 @@ def _strided_slice_rel(types, attrs):
     return TensorType(tuple(shape), data.dtype)
 
 
-_register("dyn.strided_slice", "strided_slice", (1, 2, 3), _strided_slice_rel,
+register_dynamic("dyn.strided_slice", "strided_slice", (1, 2, 3), _strided_slice_rel,
           lambda a, b, e, s: {"begin": _ints(b), "end": _ints(e), "strides": _ints(s),
                               "axes": a.axes, "slice_mode": a.slice_mode},
           ("data", "begin", "end", "strides"), DynStridedSliceAttrs,
@@ -187,21 +214,21 @@ class DynInitAttrs(Attrs):
 
 
 def _init_rel(types, attrs):
-    return TensorType((Any(),) * _shape_arg(types[0], "shape"), attrs.dtype or "float32")
+    return TensorType((Any(),) * shape_arg(types[0], "shape"), attrs.dtype or "float32")
 
 
 def _full_rel(types, attrs):
     fill = tensor(types[0], "fill_value")
     if fill.ndim != 0:
         fail(f"fill_value must be a scalar (0-d) tensor, found {show_type(fill)}")
-    return TensorType((Any(),) * _shape_arg(types[1], "shape"), attrs.dtype or fill.dtype)
+    return TensorType((Any(),) * shape_arg(types[1], "shape"), attrs.dtype or fill.dtype)
 
 
 for _name in ("zeros", "ones"):
-    _register(f"dyn.{_name}", _name, (0,), _init_rel,
+    register_dynamic(f"dyn.{_name}", _name, (0,), _init_rel,
               lambda a, s: {"shape": _ints(s), "dtype": a.dtype or "float32"}, ("shape",),
               DynInitAttrs, f"{_name} of a run-time shape")
-_register("dyn.full", "full", (1,), _full_rel,
+register_dynamic("dyn.full", "full", (1,), _full_rel,
           lambda a, s: {"shape": _ints(s), "dtype": a.dtype}, ("fill_value", "shape"),
           DynInitAttrs, "a run-time shape filled with a scalar")
 
@@ -231,7 +258,7 @@ def _pad_static(a, width):
 
 
 # nn.pad's inputs are (data, pad_value): the width sits between them here, as in TVM
-_register("dyn.nn.pad", "nn.pad", (1,), _pad_rel, _pad_static,
+register_dynamic("dyn.nn.pad", "nn.pad", (1,), _pad_rel, _pad_static,
           ("data", "pad_width", "pad_value"), DynPadAttrs, "pad by run-time widths")
 
 
@@ -251,7 +278,7 @@ def _arange_static(a, start, stop, step):
             "dtype": a.dtype or start.dtype.name}
 
 
-_register("dyn.arange", "arange", (0, 1, 2), _arange_rel, _arange_static,
+register_dynamic("dyn.arange", "arange", (0, 1, 2), _arange_rel, _arange_static,
           ("start", "stop", "step"), DynInitAttrs, "numpy arange of run-time scalar bounds")
 
 
@@ -405,5 +432,6 @@ def shape_of(data, dtype="int64"):
     return call("shape_of", [data], dtype=dtype)
 
 
-__all__ = ["DYNAMIC", "arange", "argwhere", "broadcast_to", "full", "ones", "pad", "reshape",
-           "shape_of", "strided_slice", "tile", "unique", "zeros"]
+__all__ = ["DYNAMIC", "DataShapeUnknown", "DynamicOp", "arange", "argwhere", "broadcast_to",
+           "full", "ones", "pad", "register_dynamic", "reshape", "shape_arg", "shape_of",
+           "strided_slice", "tile", "unique", "zeros"]

@@ -55,7 +55,23 @@ def dim_may_equal(a: Dim, b: Dim) -> bool:
     return a == b or isinstance(a, (Any, SymbolicDim)) or isinstance(b, (Any, SymbolicDim))
 
 
+# The VM names the ``Any`` dims of a primitive function ``anydim0``, ``anydim1``...
+# (``vm/shape_func.py`` ``name_any_dims``) to give its kernel loop bounds: they are still
+# unknowns, and broadcast as ``Any`` does.
+ANY_DIM_PREFIX = "anydim"
+
+
+def _unknown(d: Dim) -> bool:
+    return isinstance(d, Any) or (isinstance(d, SymbolicDim)
+                                  and d.name.startswith(ANY_DIM_PREFIX))
+
+
 def broadcast_dim(a: Dim, b: Dim) -> Dim | None:
+    """The broadcast of two dims, or None when they cannot broadcast. An unknown dim
+    (``Any``) against an extent gives the extent (the run-time check is the kernel's).
+    A named dim (``seq``) against a static extent other than 1 is refused: it would hold
+    only when the name is that extent, which a dim named to vary never is (an importer
+    that meets it has baked an example's size into the graph)."""
     if a == b:
         return a
     if a == 1:
@@ -63,9 +79,9 @@ def broadcast_dim(a: Dim, b: Dim) -> Dim | None:
     if b == 1:
         return a
     if isinstance(a, int):
-        return a if isinstance(b, (Any, SymbolicDim)) else None
+        return a if _unknown(b) else None
     if isinstance(b, int):
-        return b if isinstance(a, (Any, SymbolicDim)) else None
+        return b if _unknown(a) else None
     return Any()
 
 

@@ -10,7 +10,9 @@ allocation or checks per kernel.
 
 Inputs are copied into their storage by ``set_input``, which checks the name, dtype and
 shape first, so a kernel only ever sees the shapes it was built for. ``get_output``
-returns a copy (the storage is reused by the next run).
+returns a copy (the storage is reused by the next run); before a run has completed
+(none yet, or the last one failed) there is no output to return, and it says so
+rather than hand back uninitialised memory.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import Error
+from .graph_json import check_graph
 from .memory_plan import ALIGNMENT, plan_memory, storage_offsets
 from .params import load_params
 from .tensors import aligned_empty, check_input
@@ -41,28 +44,31 @@ class GraphModule:
             module = module.module
         self.module = module
         graph = getattr(module, "graph", None)
-        self.graph = graph if isinstance(graph, dict) else json.loads(module.get_graph_json())
+        if not isinstance(graph, dict):
+            try:
+                graph = json.loads(module.get_graph_json())
+            except ValueError as exc:
+                raise GraphExecutorError(f"the graph JSON is not JSON: {exc}") from None
+        check_graph(graph, GraphExecutorError)
+        self.graph = graph
         self._setup(self.graph, module.get_lib())
         self.load_params(module.get_params())
 
     # ------------------------------------------------------------ set-up
 
     def _setup(self, graph: dict, lib) -> None:
-        try:
-            nodes = graph["nodes"]
-            row_ptr = graph["node_row_ptr"]
-            attrs = graph["attrs"]
-            shapes = [tuple(s) for s in attrs["shape"][1]]
-            dtypes = list(attrs["dltype"][1])
-            heads = graph["heads"]
-            if "storage_id" in attrs:
-                sids = list(attrs["storage_id"][1])
-                offsets = storage_offsets(graph)
-            else:  # a graph without a memory plan gets one here
-                plan = plan_memory(graph)
-                sids, offsets = list(plan.storage_ids), list(plan.storage_offsets)
-        except (KeyError, IndexError, TypeError) as exc:
-            raise GraphExecutorError(f"the graph JSON lacks {exc}: not a built graph") from None
+        nodes = graph["nodes"]  # check_graph has checked every field read here
+        row_ptr = graph["node_row_ptr"]
+        attrs = graph["attrs"]
+        shapes = [tuple(s) for s in attrs["shape"][1]]
+        dtypes = list(attrs["dltype"][1])
+        heads = graph["heads"]
+        if "storage_id" in attrs:
+            sids = list(attrs["storage_id"][1])
+            offsets = storage_offsets(graph)
+        else:  # a graph without a memory plan gets one here
+            plan = plan_memory(graph)
+            sids, offsets = list(plan.storage_ids), list(plan.storage_offsets)
         nbytes = [int(np.prod(s, dtype=np.int64)) * np.dtype(d).itemsize
                   for s, d in zip(shapes, dtypes)]
         sizes = [0] * (max(sids, default=-1) + 1)
@@ -101,7 +107,9 @@ class GraphModule:
         self._calls = tuple(calls)
         self._call_names = tuple(names)
         self._outputs = [row_ptr[nid] + i for nid, i, _ in heads]
+        self._output_names = list(graph.get("output_names") or ())
         self._unset = set(self._input_names)
+        self._ran = False  # a run completed since set-up: the outputs hold its results
 
     # ------------------------------------------------------------ inputs
 
@@ -167,6 +175,7 @@ class GraphModule:
         self._execute()
 
     def _execute(self) -> None:
+        self._ran = False
         f = None
         try:  # free in CPython 3.11 unless something raises
             for f in self._calls:
@@ -176,6 +185,7 @@ class GraphModule:
             raise
         except Exception as exc:
             self._failed(f, exc)
+        self._ran = True
 
     def _failed(self, f, exc: Exception | None = None) -> None:
         i = self._calls.index(f)
@@ -185,12 +195,23 @@ class GraphModule:
     def get_num_outputs(self) -> int:
         return len(self._outputs)
 
-    def get_output(self, index: int, out: np.ndarray | None = None) -> np.ndarray:
-        """A copy of output ``index`` (into ``out`` when given)."""
+    def get_output(self, index: int | str, out: np.ndarray | None = None) -> np.ndarray:
+        """A copy of output ``index`` (into ``out`` when given); a name where the model
+        names its outputs (an ONNX model's: ``get_output("prob")``)."""
+        if isinstance(index, str):
+            if index not in self._output_names:
+                raise GraphExecutorError(
+                    f"the graph has no output named {index!r}; its outputs are "
+                    f"{', '.join(self._output_names) or 'unnamed (use an index)'}")
+            index = self._output_names.index(index)
         if not 0 <= index < len(self._outputs):
             raise GraphExecutorError(
                 f"output index {index} is out of range: the graph has {len(self._outputs)} "
                 f"outputs")
+        if not self._ran:
+            raise GraphExecutorError(
+                f"get_output({index}): no run has completed, so there is no output yet; "
+                "call run() first")
         src = self._views[self._outputs[index]]
         if out is None:
             return src.copy()

@@ -125,19 +125,34 @@ def read_archive(path: str | os.PathLike, fmt: str, version: int | tuple[int, ..
                  what: str = "module") -> tuple[dict, dict[str, bytes]]:
     """``(meta, members)`` of an archive written by ``write_archive``, after checking
     its format name and version (one version, or a tuple of the readable ones, newest
-    last); ``required`` members must be present."""
+    last); ``required`` members must be present. Every ``.json`` member must be UTF-8
+    JSON and the meta must name its ``target``, so a damaged file is a
+    ``ModuleFormatError`` here rather than a raw decoding error later. A truncated
+    archive (``write_archive`` writes ``meta.json`` first, so its name opens the file)
+    is reported as such: its zip directory is gone, and a zip reader may find the
+    directory of a stored member (``params.npz`` is itself a zip) instead."""
     path = os.fspath(path)
     try:
         with zipfile.ZipFile(path) as z:
             members = {name: z.read(name) for name in z.namelist()}
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error, ValueError) as exc:
+        if _opens_like_an_archive(path):
+            raise ModuleFormatError(f"{path} is a truncated or damaged relayir {what} archive "
+                                    f"({exc}); write it again") from None
         raise ModuleFormatError(f"{path} is not a relayir {what} archive: {exc}") from None
     if "meta.json" not in members:
+        if _opens_like_an_archive(path):
+            raise ModuleFormatError(f"{path} is a truncated or damaged relayir {what} archive "
+                                    f"(its zip directory is missing); write it again")
         raise ModuleFormatError(f"{path} is not a relayir {what} archive: it lacks meta.json")
-    try:
-        meta = json.loads(members.pop("meta.json"))
-    except ValueError as exc:
-        raise ModuleFormatError(f"{path}: meta.json is not JSON: {exc}") from None
+    parsed = {}
+    for name in [n for n in members if n.endswith(".json")]:
+        try:
+            parsed[name] = json.loads(members[name].decode("utf-8"))
+        except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            raise ModuleFormatError(f"{path}: {name} is not UTF-8 JSON: {exc}") from None
+    meta = parsed["meta.json"]
+    del members["meta.json"]
     if not isinstance(meta, dict) or meta.get("format") != fmt:
         found = meta.get("format") if isinstance(meta, dict) else None
         raise ModuleFormatError(f"{path}: format {found!r}, expected {fmt!r}")
@@ -148,11 +163,28 @@ def read_archive(path: str | os.PathLike, fmt: str, version: int | tuple[int, ..
         raise ModuleFormatError(
             f"{path} was written in {what} format version {found}; this relayir reads "
             f"version {readable}: rebuild the model with this relayir")
+    if not isinstance(meta.get("target"), str):
+        raise ModuleFormatError(f"{path}: meta.json names no target (found "
+                                f"{meta.get('target')!r}): a damaged {what} archive")
     missing = set(required) - set(members)
     if missing:
         raise ModuleFormatError(
             f"{path} is not a relayir {what} archive: it lacks {', '.join(sorted(missing))}")
     return meta, members
+
+
+_FIRST_MEMBER = b"meta.json"  # the name in the local header that opens every archive
+
+
+def _opens_like_an_archive(path: str) -> bool:
+    """Whether the file starts as ``write_archive`` starts one (a zip local header for
+    ``meta.json``): then a failure to read it means truncation or damage."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(30 + len(_FIRST_MEMBER))
+    except OSError:
+        return False
+    return head[:4] == b"PK\x03\x04" and head[30:] == _FIRST_MEMBER
 
 
 def library_entry(lib) -> tuple[dict, dict[str, bytes]]:
@@ -162,13 +194,25 @@ def library_entry(lib) -> tuple[dict, dict[str, bytes]]:
 
 
 def load_library_entry(path, entry: dict, members: dict[str, bytes], target: str):
-    """Rebuild (numpy) or load (C) the kernel library that ``library_entry`` saved."""
+    """Rebuild (numpy) or load (C) the kernel library that ``library_entry`` saved; a
+    malformed entry (missing keys, wrong types) is a ``ModuleFormatError``."""
+    if not (isinstance(entry, dict) and isinstance(entry.get("kind"), str)
+            and isinstance(entry.get("kernels"), list)
+            and all(isinstance(k, dict) for k in entry["kernels"])
+            and isinstance(entry.get("files", []), list)):
+        raise ModuleFormatError(f"{path}: a malformed kernel library entry in meta.json "
+                                "(expected {\"kind\": str, \"kernels\": [{...}], \"files\": "
+                                f"[...]}}, found {str(entry)[:80]})")
     files = {}
     for name in entry.get("files", []):
         if name not in members:
             raise ModuleFormatError(f"{path}: the library file {name} is missing")
         files[name] = members[name]
-    return load_library(entry["kind"], entry["kernels"], files, target)
+    try:
+        return load_library(entry["kind"], entry["kernels"], files, target)
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise ModuleFormatError(f"{path}: a malformed kernel table in meta.json "
+                                f"({type(exc).__name__}: {exc})") from None
 
 
 def export_library(module: GraphExecutorFactoryModule, path: str | os.PathLike) -> None:

@@ -162,11 +162,14 @@ class NumpyKernel(Kernel):
         return None
 
     def evaluate(self, *inputs: np.ndarray) -> list[np.ndarray]:
-        """The outputs as fresh arrays (flat): for primitive functions whose output shapes
-        depend on input values, which no caller can allocate in advance."""
+        """The outputs as fresh C-contiguous arrays (flat): for primitive functions whose
+        output shapes depend on input values, which no caller can allocate in advance.
+        A reference may return a strided view (``argwhere(...).T``); the C kernels that
+        read these outputs next take raw pointers, so such a view is copied."""
         flat: list = []
         _flatten_value(self._evaluate(inputs), flat)
-        return [np.asarray(r) for r in flat]
+        out = [np.asarray(r) for r in flat]
+        return [r if r.flags.c_contiguous else r.copy(order="C") for r in out]
 
     def _runner(self, arrays: tuple) -> Callable[[], None]:
         n = len(self.input_types)

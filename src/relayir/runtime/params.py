@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -25,13 +26,26 @@ def save_params(params: dict[str, np.ndarray]) -> bytes:
 
 
 def load_params(data: bytes | str | os.PathLike) -> dict[str, np.ndarray]:
-    """Params from ``.npz`` bytes or a path, never unpickling anything."""
+    """Params from ``.npz`` bytes or a path, never unpickling anything. Anything else
+    (empty or truncated bytes, a member that is not an ``.npy`` array, a damaged
+    compressed member) is a ``ModuleFormatError``."""
+    if isinstance(data, (bytes, bytearray)) and not data.startswith(b"PK"):
+        raise ModuleFormatError(f"cannot read params (an .npz without pickles): "
+                                f"{len(data)} bytes that are not a zip archive")
     src = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
     try:
         with np.load(src, allow_pickle=False) as npz:
-            return {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
-        raise ModuleFormatError(f"cannot read params (an .npz without pickles): {exc}") from None
+            if not isinstance(npz, np.lib.npyio.NpzFile):
+                raise ValueError("it holds one array, not an .npz archive of named arrays")
+            params = {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, EOFError, KeyError, zlib.error, zipfile.BadZipFile) as exc:
+        raise ModuleFormatError(f"cannot read params (an .npz without pickles): "
+                                f"{type(exc).__name__}: {exc}") from None
+    bad = sorted(k for k, v in params.items() if not isinstance(v, np.ndarray))
+    if bad:
+        raise ModuleFormatError(f"cannot read params (an .npz without pickles): members "
+                                f"{bad} are not .npy arrays")
+    return params
 
 
 __all__ = ["ModuleFormatError", "load_params", "save_params"]

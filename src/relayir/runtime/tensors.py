@@ -1,12 +1,24 @@
 """Arrays at the boundary between the user and the kernels: one rule for inputs, one
-aligned allocator. Every executor (interpreter, graph executor, VM) checks inputs with
-``check_input`` and allocates kernel storage with ``aligned_empty``.
+aligned allocator. Every executor (interpreter, graph executor, VM, AOT) checks inputs
+with ``check_input`` and allocates kernel storage with ``aligned_empty``.
 
-The input rule: a numpy array must have the input's dtype (a different dtype is refused,
-never silently rounded; only a non-native byte order is converted); a torch tensor is
-taken as its numpy view (no copy on the CPU); a Python scalar or list is converted to
-the input's dtype as ``np.asarray(value, dtype)`` would. Static dims must match; a
-symbolic dim matches any extent (the VM then checks that a name means one extent).
+The input rule (``check_input``): a value is converted to the input's dtype only when
+that changes no value, as numpy's own promotion rules (NEP 50) decide:
+
+- a numpy array or scalar (a torch tensor is taken as its numpy view, no copy on the
+  CPU) of another dtype is converted when numpy's ``safe`` casting allows it (``int32``
+  to ``int64``, ``float16`` to ``float32``, ``bool`` to anything): widening changes no
+  value. A narrowing or kind-changing dtype (``float64`` to ``float32``, ``int64`` to
+  ``int32``, ``float`` to ``int``) is refused, with the ``astype`` to write;
+- Python numbers (a scalar or nested lists) have no dtype of their own, so they are
+  weakly typed as numpy's scalars are: a float converts to any float dtype (rounded to
+  it, as ``x32 + 0.1`` is), an int to any integer dtype that holds it or to a float
+  dtype, a bool to any dtype; a float for an integer input, or an int out of the
+  input's range, is refused;
+- a non-native byte order (a big-endian ``>f4`` array is ``float32``) is converted.
+
+Static dims must match; a symbolic dim matches any extent (the VM then checks that a
+name means one extent).
 """
 
 from __future__ import annotations
@@ -16,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import Error
-from ..ir.types import TensorType
+from ..ir.types import TensorType, dtype_range, is_float, is_int, numpy_dtype
 
 ALIGNMENT = 64  # bytes: a cache line, and what 512-bit vector loads like
 
@@ -38,10 +50,16 @@ def aligned_array(shape: Sequence[int], dtype) -> np.ndarray:
 
 
 def as_numpy(value):
-    """A torch tensor as its numpy array (no copy on the CPU); anything else unchanged."""
+    """A torch tensor as its numpy array (no copy on the CPU; a bfloat16 one as ml_dtypes'
+    bfloat16, which numpy lacks); anything else unchanged."""
     if not isinstance(value, np.ndarray) and hasattr(value, "detach") and hasattr(
             value, "numpy"):
-        return value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":  # the same bits, seen as int16 first
+            import torch  # a torch tensor was given: torch is installed and imported
+
+            return value.view(torch.int16).numpy().view(numpy_dtype("bfloat16"))
+        return value.numpy()
     return value
 
 
@@ -60,22 +78,69 @@ def check_input(what: str, value, dtype: str, shape: Sequence, error: type = Err
     if value is None:
         raise error(f"input {what}: no value given")
     value = as_numpy(value)
-    if not isinstance(value, np.ndarray):
-        try:
-            value = np.asarray(value, dtype=dtype)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise error(f"input {what}: cannot make a {dtype} array of {value!r}: {exc}"
-                        ) from None
-    if value.dtype.name != dtype:
-        raise error(f"input {what}: expected dtype {dtype}, found {value.dtype.name} "
-                    f"(expected shape {shape_text(shape)}, found {shape_text(value.shape)})")
-    if not value.dtype.isnative:
-        value = value.astype(value.dtype.newbyteorder("="))
+    if isinstance(value, np.generic):  # a numpy scalar has a dtype: typed, as an array
+        value = np.asarray(value)
+    if isinstance(value, np.ndarray):
+        value = _typed(what, value, dtype, shape, error)
+    else:
+        value = _untyped(what, value, dtype, error)
     if value.ndim != len(shape) or any(
             isinstance(d, (int, np.integer)) and d != s for d, s in zip(shape, value.shape)):
         raise error(f"input {what}: expected shape {shape_text(shape)}, found shape "
                     f"{shape_text(value.shape)}")
     return value
+
+
+def _typed(what: str, value: np.ndarray, dtype: str, shape, error) -> np.ndarray:
+    """An array: its own dtype (in native byte order), or a safe widening of it."""
+    found = value.dtype
+    if found.name == dtype:
+        return value if found.isnative else value.astype(found.newbyteorder("="))
+    want = numpy_dtype(dtype)
+    if np.can_cast(found, want, "safe"):
+        return value.astype(want)
+    raise error(f"input {what}: expected dtype {dtype}, found {found.name} (expected shape "
+                f"{shape_text(shape)}, found {shape_text(value.shape)}); {found.name} does "
+                f"not convert to {dtype} without changing values: pass "
+                f"value.astype({dtype!r}) if that is intended")
+
+
+def _untyped(what: str, value, dtype: str, error) -> np.ndarray:
+    """Python numbers (a scalar or nested lists), weakly typed: see the module docstring."""
+    try:
+        natural = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise error(f"input {what}: cannot make a {dtype} array of {_short(value)}: {exc}"
+                    ) from None
+    kind = natural.dtype.kind
+    fits = (natural.dtype.name == dtype or kind == "b"
+            or (kind in "iu" and (is_int(dtype) or is_float(dtype)))
+            or (kind == "f" and is_float(dtype)))
+    if not fits:
+        found = {"f": "floats", "c": "complex numbers", "i": "ints", "u": "ints",
+                 "U": "strings", "S": "bytes"}.get(kind, f"{natural.dtype.name} values")
+        raise error(f"input {what}: expected dtype {dtype}, found Python {found} "
+                    f"({_short(value)}), which {dtype} cannot hold without changing them")
+    want = numpy_dtype(dtype)
+    try:
+        if kind in "iu" and is_int(dtype) and natural.size:
+            lo, hi = dtype_range(dtype)  # int4's too (ml_dtypes)
+            if natural.min() < lo or natural.max() > hi:
+                raise OverflowError(f"values out of {dtype}'s range [{lo}, {hi}]")
+        with np.errstate(over="ignore"):
+            out = np.asarray(natural, dtype=want)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise error(f"input {what}: cannot make a {dtype} array of {_short(value)}: {exc}"
+                    ) from None
+    if kind == "f" and not np.array_equal(np.isfinite(out), np.isfinite(natural)):
+        raise error(f"input {what}: {_short(value)} overflows {dtype} (values beyond its "
+                    f"largest finite value would become inf)")
+    return out
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def check_tensor_input(what: str, value, ty, error: type = Error):

@@ -14,18 +14,29 @@ reason:
   (string; the low-precision ones need ml_dtypes) or is not a tensor (sequence, optional, map);
 - ``import error``: ``from_onnx`` raised (the message says why);
 - ``type error``: the imported module does not type-check;
-- ``runtime error``: the interpreter raised;
+- ``build error``: ``relay.build`` / ``vm.compile`` raised (user mode);
+- ``runtime error``: the interpreter (or executor, ONNX Runtime) raised;
 - ``wrong result``: an output differs in count, shape, dtype or value.
 
-Shape-like inputs. Relay's type system needs some values at compile time (the axes
-of ``ReduceSum``, the axes of ``Unsqueeze``: they fix the result's rank). When the
-importer reports such a graph input (``ConstantInputRequired``), the harness binds
-that input's value from the data set with ``from_onnx(const_inputs=...)`` and imports
-again; ``Result.const_inputs`` records which inputs were bound. Other shape inputs
-(``Reshape``'s shape, ``Expand``'s shape, ``Slice``'s starts) stay run-time inputs
-and import as ``dyn.*`` ops.
+Shape-like inputs. A shape or parameter input that is a graph input (``Reshape``'s
+shape, ``ReduceSum``'s axes, ``Resize``'s scales) imports as a ``dyn.*`` op: its value is
+read when the model runs. In ``interp`` mode, when the importer still needs a value
+when importing (``ConstantInputRequired``: an input without a static length, or an op
+with no ``dyn`` form), the harness binds that input's value from the data set with
+``from_onnx(const_inputs=...)`` and imports again; ``Result.const_inputs`` records which
+inputs were bound.
 
-``python -m relayir.testing.onnx_conformance [kind ...] [-v]`` prints the report.
+Modes. ``interp`` (above) measures the importer and the op references. ``user`` runs a
+case as a user runs a model: every input of the data set is a RUN-TIME input (nothing
+bound, except an absent optional, which has no tensor to feed), fed by its ONNX name;
+``relay.build`` for the cpu target at ``opt_level=3`` and the graph executor, or
+``vm.compile`` + the VM where the graph executor refuses (``GraphCodegenError``: dynamic
+shapes, control flow). ``ort`` runs the same cases through ONNX Runtime's CPU provider
+under the same rules (inputs fed at run time, the same comparison), so the two rates
+can be set side by side. A failure to build is ``build error``.
+
+``python -m relayir.testing.onnx_conformance [kind ...] [--modes interp,user,ort]
+[--match SUBSTRING] [-v]`` prints the report (per kind, one column per mode).
 """
 
 from __future__ import annotations
@@ -41,8 +52,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 KINDS = ("node", "pytorch-converted", "pytorch-operator", "simple")
+MODES = ("interp", "user", "ort")
 STATUSES = ("pass", "unsupported op", "unsupported dtype", "import error", "type error",
-            "runtime error", "wrong result")
+            "build error", "runtime error", "wrong result")
 
 
 @dataclass
@@ -64,6 +76,8 @@ class Result:
     detail: str = ""  # the first line of the error
     const_inputs: list = field(default_factory=list)
     seconds: float = 0.0
+    mode: str = "interp"
+    executor: str = ""  # user mode: "graph" or "vm" (what ran the case)
 
     @property
     def passed(self) -> bool:
@@ -196,11 +210,15 @@ def _compare(got, want, rtol, atol) -> str | None:
             if why is not None:
                 return f"output {i} (a sequence): {why}"
             continue
-        g = np.asarray(g)
+        g, w = np.asarray(g), np.asarray(w)
         if g.shape != w.shape:
             return f"output {i} has shape {g.shape}, expected {w.shape}"
         if g.dtype != w.dtype:
             return f"output {i} has dtype {g.dtype}, expected {w.dtype}"
+        if w.dtype.kind in "OSU":  # strings: equal or not
+            if not np.array_equal(g, w):
+                return f"output {i} values differ (strings)"
+            continue
         try:
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
         except AssertionError as e:
@@ -214,16 +232,37 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0] if text else ''}"[:300]
 
 
+@dataclass
+class _State:
+    """One case's progress across its data sets: the stage reached (it classifies a
+    failure) and what was compiled for the first data set."""
+
+    stage: str = "import"
+    compiled: object = None
+    executor: str = ""
+    const_inputs: list = field(default_factory=list)
+
+
+def _feeds(case: Case, inputs: list) -> dict:
+    """The data set's inputs by graph input name (initializers are not fed)."""
+    inits = {t.name for t in case.model.graph.initializer}
+    names = [vi.name for vi in case.model.graph.input if vi.name not in inits]
+    return dict(zip(names, inputs))
+
+
+def _sequence_shapes(values: dict) -> dict:
+    """A sequence input is a tuple parameter: its length and element shapes come from
+    the data (Relay needs them; ONNX does not declare them)."""
+    return {n: [np.shape(e) for e in v] for n, v in values.items() if isinstance(v, list)}
+
+
 def _import(case: Case, inputs: list, const_names: list):
     """``from_onnx`` with the named inputs bound to their data-set values; asks the
     importer again for each further input it needs as a constant."""
     from ..frontend.onnx import ConstantInputRequired, from_onnx
 
-    inits = {t.name for t in case.model.graph.initializer}
-    names = [vi.name for vi in case.model.graph.input if vi.name not in inits]
-    values = dict(zip(names, inputs))
-    # a sequence input is a tuple parameter: its length and element shapes come from the data
-    shapes = {n: [np.shape(e) for e in v] for n, v in values.items() if isinstance(v, list)}
+    values = _feeds(case, inputs)
+    shapes = _sequence_shapes(values)
     const_names.extend(n for n, v in values.items()  # an empty optional is bound as None
                        if v is None and n not in const_names)
     while True:
@@ -239,28 +278,189 @@ def _import(case: Case, inputs: list, const_names: list):
             const_names.extend(new)
 
 
-def run_case(case: Case) -> Result:
-    from ..errors import TypeInferenceError
+def _interp_runner(case: Case, st: _State, inputs: list):
+    """Import with the inputs the importer needs as constants bound, then run the
+    reference interpreter; one import per data set (the bound values may differ)."""
     from ..executor import create_executor
+
+    st.stage = "import"
+    mod, params, feeds = _import(case, inputs, st.const_inputs)
+    st.stage = "type"
+    run = create_executor("debug", mod).evaluate()
+    st.stage = "run"
+    return run(*feeds)
+
+
+def _user_runner(case: Case, st: _State, inputs: list):
+    """Import with every input at run time, build for cpu (graph executor, else the
+    VM), feed by ONNX name. The compiled model is kept across the case's data sets."""
+    from ..backend.build_module import build
+    from ..backend.graph_codegen import GraphCodegenError
+    from ..frontend.onnx import from_onnx
+    from ..runtime.graph_executor import GraphModule
+    from ..transform.pass_infra import PassContext
+    from ..vm import VirtualMachine
+    from ..vm import compile as vm_compile
+
+    values = _feeds(case, inputs)
+    feeds = {n: tuple(v) if isinstance(v, list) else v
+             for n, v in values.items() if v is not None}
+    if st.compiled is None:
+        st.stage = "import"
+        absent = {n: None for n, v in values.items() if v is None}
+        mod, params = from_onnx(case.model, shape=_sequence_shapes(values),
+                                const_inputs=absent)
+        st.stage = "build"
+        with PassContext(opt_level=3):
+            try:
+                lib = build(mod, target="cpu", params=params)
+                st.executor, st.compiled = "graph", (GraphModule(lib), lib.ir_mod["main"])
+            except GraphCodegenError:
+                exe = vm_compile(mod, target="cpu", params=params)
+                st.executor, st.compiled = "vm", VirtualMachine(exe)
+    st.stage = "run"
+    if st.executor == "vm":
+        st.compiled.set_input("main", **feeds)
+        return st.compiled.invoke("main")
+    module, main = st.compiled
+    for name, value in feeds.items():
+        module.set_input(name, value)
+    module.run()
+    return _nest(main.checked_type.ret_type, iter(module.get_outputs()))
+
+
+def _nest(ty, flat):
+    """The graph executor's flat outputs in the shape of the result type (a tensor, or
+    a tuple of tensors and of sequences: two levels at most, as ONNX graphs have)."""
+    from ..ir.types import TupleType
+
+    if not isinstance(ty, TupleType):
+        return next(flat)
+    return tuple(tuple(next(flat) for _ in f.fields) if isinstance(f, TupleType)
+                 else next(flat) for f in ty.fields)
+
+
+def _ort_runner(case: Case, st: _State, inputs: list):
+    """ONNX Runtime's CPU provider under the same rules: every input fed at run time.
+    Element types numpy lacks (bfloat16, float8: ml_dtypes arrays) go in as ``OrtValue``s
+    of the graph's type and come back as raw unsigned ints, reinterpreted here, as an
+    ORT user does."""
+    import onnxruntime as ort
+
+    graph = case.model.graph
+    if st.compiled is None:
+        st.stage = "import"
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 4
+        st.compiled = ort.InferenceSession(case.model.SerializeToString(), opts,
+                                           providers=["CPUExecutionProvider"])
+        st.executor = "ort"
+    st.stage = "run"
+    types = {vi.name: vi.type for vi in graph.input}
+    feeds = {n: _ort_feed(v, types[n]) for n, v in _feeds(case, inputs).items()
+             if v is not None}
+    try:
+        out = st.compiled.run(None, feeds)
+    except RuntimeError as e:
+        if "No corresponding Numpy type" not in str(e):
+            raise
+        out = _ort_raw_outputs(st.compiled, feeds, graph)
+    out = [tuple(o) if isinstance(o, list) else _reinterpret(o, vi.type)
+           for o, vi in zip(out, graph.output)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _ort_raw_outputs(session, feeds, graph) -> list:
+    """Tensor outputs of an element type ORT's numpy bridge lacks: their bytes, read
+    through ``run_with_ort_values`` (tensor inputs and outputs only)."""
+    import ctypes
+
+    import onnxruntime as ort
+    from onnx import helper
+
+    values = {n: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v)
+              for n, v in feeds.items()}
+    out = []
+    for v, vi in zip(session.run_with_ort_values(None, values), graph.output):
+        want = np.dtype(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type))
+        raw = np.frombuffer(ctypes.string_at(v.data_ptr(), v.tensor_size_in_bytes()), np.uint8)
+        bits = _SUB_BYTE.get(want.name)
+        if bits:  # unpack: 8 // bits elements per byte, first in the low bits
+            per = 8 // bits
+            parts = [(raw >> (bits * i)) & ((1 << bits) - 1) for i in range(per)]
+            raw = np.stack(parts, axis=1).reshape(-1)[:int(np.prod(v.shape()))]
+            raw = raw.astype(np.uint8)
+        out.append(raw.view(want).reshape(v.shape()).copy())
+    return out
+
+
+def _ort_feed(value, type_proto):
+    if isinstance(value, list):
+        return [_ort_feed(v, type_proto) for v in value]
+    value = np.asarray(value)  # a numpy scalar: ORT takes arrays only
+    if not _foreign(value.dtype):
+        return value
+    import onnxruntime as ort
+
+    elem = type_proto.tensor_type.elem_type
+    raw = np.ascontiguousarray(value).view(f"uint{8 * value.dtype.itemsize}")
+    bits = _SUB_BYTE.get(value.dtype.name)
+    if bits:  # ORT packs 8 // bits elements per byte, first in the low bits
+        flat = (raw.reshape(-1) & ((1 << bits) - 1)).astype(np.uint8)
+        per = 8 // bits
+        flat = np.concatenate([flat, np.zeros(-len(flat) % per, np.uint8)])
+        packed = np.bitwise_or.reduce([flat[i::per] << (bits * i) for i in range(per)])
+        raw = np.zeros(value.shape, np.uint8)  # the logical shape; packed bytes first
+        raw.reshape(-1)[:len(packed)] = packed
+    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, elem)
+
+
+_SUB_BYTE = {"int4": 4, "uint4": 4, "float4_e2m1fn": 4, "int2": 2, "uint2": 2}
+
+
+def _reinterpret(value, type_proto):
+    """ORT's raw bits of an element type numpy lacks, as the ml_dtypes array."""
+    from onnx import helper
+
+    if not type_proto.HasField("tensor_type"):
+        return value
+    try:
+        want = np.dtype(helper.tensor_dtype_to_np_dtype(type_proto.tensor_type.elem_type))
+    except (KeyError, TypeError, ValueError):
+        return value
+    if _foreign(want) and value.dtype != want and value.dtype.itemsize == want.itemsize:
+        return value.view(want)
+    return value
+
+
+def _foreign(dtype) -> bool:
+    """An ml_dtypes element type (bfloat16, float8, int4): ORT's numpy bridge lacks it."""
+    return type(dtype).__module__.startswith("ml_dtypes") or dtype.type.__module__.startswith(
+        "ml_dtypes")
+
+
+_RUNNERS = {"interp": _interp_runner, "user": _user_runner, "ort": _ort_runner}
+
+
+def run_case(case: Case, mode: str = "interp") -> Result:
+    """Run every data set of ``case`` in ``mode`` (``MODES``) and classify the outcome."""
+    from ..errors import TypeInferenceError
     from ..frontend.common import UnsupportedOperatorError
 
+    if mode not in _RUNNERS:
+        raise ValueError(f"mode must be one of {MODES}, found {mode!r}")
     start = time.perf_counter()
-    res = Result(case.name, case.kind, "pass")
-    bad = _unsupported_type(case.model)
+    res = Result(case.name, case.kind, "pass", mode=mode)
+    bad = _unsupported_type(case.model) if mode != "ort" else None
     if bad is not None:
         res.status, res.reason = "unsupported dtype", f"unsupported dtype: {bad.split()[0]}"
         res.detail = bad
         return res
-    const_names: list = []
+    st = _State()
     try:
         for inputs, expected in case.data_sets:
-            stage = "import"
-            mod, params, feeds = _import(case, inputs, const_names)
-            stage = "type"
-            run = create_executor("debug", mod).evaluate()
-            stage = "run"
             with np.errstate(all="ignore"):
-                out = run(*feeds)
+                out = _RUNNERS[mode](case, st, inputs)
             got = [out] if len(case.model.graph.output) == 1 else list(out)
             why = _compare(got, expected, case.rtol, case.atol)
             if why is not None:
@@ -271,13 +471,16 @@ def run_case(case: Case) -> Result:
         res.reason = "unsupported op: " + ", ".join(e.missing)
         res.detail = _first_line(e)
     except TypeInferenceError as e:
-        res.status, res.reason, res.detail = "type error", "type error", _first_line(e)
+        res.status = "type error" if st.stage != "run" else "runtime error"
+        res.reason, res.detail = res.status, _first_line(e)
     except Exception as e:  # noqa: BLE001  (every failure is classified, none escapes)
-        res.status = {"import": "import error", "type": "type error"}.get(stage,
-                                                                         "runtime error")
+        res.status = {"import": "import error", "type": "type error",
+                      "build": "build error"}.get(st.stage, "runtime error")
+        if mode == "ort" and "NOT_IMPLEMENTED" in str(e):
+            res.status = "unsupported op"
         res.detail = _first_line(e)
         res.reason = f"{res.status}: {_reason_of(e)}"
-    res.const_inputs = list(const_names)
+    res.const_inputs, res.executor = st.const_inputs, st.executor or mode
     res.seconds = time.perf_counter() - start
     return res
 
@@ -296,10 +499,10 @@ def _reason_of(e: BaseException) -> str:
 # ---------------------------------------------------------------- the report
 
 
-def run_all(cases, progress=None) -> list[Result]:
+def run_all(cases, progress=None, mode: str = "interp") -> list[Result]:
     out = []
     for i, c in enumerate(cases):
-        out.append(run_case(c))
+        out.append(run_case(c, mode))
         if progress:
             progress(i, out[-1])
     return out
@@ -347,17 +550,56 @@ def report(results, top: int = 25) -> str:
     return "\n".join(lines)
 
 
+def side_by_side(by_mode: dict[str, list[Result]]) -> str:
+    """Per-kind pass rates, one column per mode (``{mode: results}``)."""
+    rates = {m: pass_rates(rs) for m, rs in by_mode.items()}
+    kinds = list(dict.fromkeys(k for r in rates.values() for k in r))
+    lines = ["kind                " + "".join(f"{m:>22s}" for m in by_mode)]
+    for m in by_mode:
+        rates[m]["all"] = tuple(map(sum, zip(*rates[m].values()))) or (0, 0)
+    for kind in kinds + ["all"]:
+        row = f"{kind:20s}"
+        for m in by_mode:
+            p, n = rates[m].get(kind, (0, 0))
+            row += f"{p:>9d} / {n:<5d}{100 * p / max(n, 1):5.1f}%"
+        lines.append(row)
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    verbose = "-v" in argv
-    kinds = [a for a in argv if not a.startswith("-")] or list(KINDS)
-    results = run_all(collect(kinds))
-    if verbose:
-        for r in results:
-            if not r.passed:
-                print(f"{r.kind:18s} {r.name:60s} {r.status:18s} {r.detail}")
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m relayir.testing.onnx_conformance",
+                                 description="ONNX backend test cases through relayir.")
+    ap.add_argument("kinds", nargs="*", metavar="KIND",
+                    help=f"case kinds (default: all of {', '.join(KINDS)})")
+    ap.add_argument("--modes", default="interp",
+                    help=f"comma-separated modes among {', '.join(MODES)} (default interp)")
+    ap.add_argument("--match", default="", help="only cases whose name contains this")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list every failure")
+    args = ap.parse_args(argv)
+    modes = [m for m in args.modes.split(",") if m]
+    bad = sorted(set(modes) - set(MODES))
+    if bad:
+        ap.error(f"unknown modes {bad}: choose among {', '.join(MODES)}")
+    unknown = sorted(set(args.kinds) - set(KINDS))
+    if unknown:
+        ap.error(f"unknown kinds {unknown}: choose among {', '.join(KINDS)}")
+    cases = [c for c in collect(args.kinds or KINDS) if args.match in c.name]
+    by_mode = {}
+    for mode in modes:
+        start = time.perf_counter()
+        by_mode[mode] = results = run_all(cases, mode=mode)
+        print(f"== mode {mode}: {len(cases)} cases in {time.perf_counter() - start:.0f} s")
+        if args.verbose:
+            for r in results:
+                if not r.passed:
+                    print(f"{r.kind:18s} {r.name:60s} {r.status:18s} {r.detail}")
+            print()
+        print(report(results))
         print()
-    print(report(results))
+    if len(modes) > 1:
+        print(side_by_side(by_mode))
     return 0
 
 

@@ -39,7 +39,7 @@ from ..ir.expr import Call, Constant, Expr, Op, Tuple, TupleGetItem
 from ..ir.module import IRModule
 from ..ir.op import get_op
 from ..ir.types import TensorType
-from ..op.dynamic import DYNAMIC, DynamicOp
+from ..op.dynamic import DYNAMIC, DataShapeUnknown, DynamicOp
 from .fold_constant import fold_constant
 from .pass_infra import Pass, PassContext, module_pass, register_pass
 from .rewrite import MatchResult, Rule, fired_text, is_op, rewrite_module, wildcard
@@ -124,8 +124,11 @@ def _to_static(spec: DynamicOp, fold: _ShapeInputFolder, m: MatchResult) -> Expr
         args[i] = fold(args[i])
         if args[i] is None:
             return None
-    data, attrs = spec.static_call_parts(
-        [a.data if i in spec.shape_args else a for i, a in enumerate(args)], call.attrs)
+    try:
+        data, attrs = spec.static_call_parts(
+            [a.data if i in spec.shape_args else a for i, a in enumerate(args)], call.attrs)
+    except DataShapeUnknown:  # the static attrs need a data shape known only at run time
+        return None
     return Call(get_op(spec.static), tuple(data), attrs).with_span(call.span)
 
 

@@ -75,7 +75,9 @@ class _CSE(ExprMutator):
 
     def visit_constant(self, c):
         data = c.data
-        if data.flags.c_contiguous:
+        # a memoryview of the buffer avoids a copy, but only an ordinary, non-empty,
+        # C-contiguous array has one that casts to bytes (not bfloat16's, nor (0, 3)'s)
+        if data.flags.c_contiguous and data.size and data.dtype.isbuiltin == 1:
             digest = hashlib.blake2b(memoryview(data).cast("B"), digest_size=16).digest()
         else:
             digest = hashlib.blake2b(data.tobytes(), digest_size=16).digest()

@@ -31,11 +31,37 @@ from ..ir.types import (
     TupleType,
     Type,
     TypeCall,
+    numpy_dtype,
     unit_type,
 )
 from .solver import Relation, TypeSolver, instantiate
 
 _BOOL_SCALAR = TensorType((), "bool")
+# a tensor's bytes must fit int64: kernels, numpy and the memory plans count bytes in it
+MAX_TENSOR_BYTES = 2**63 - 1
+_ITEMSIZE: dict[str, int] = {}  # dtype -> bytes per element (looked up once)
+
+
+def check_tensor_sizes(ty, where: str) -> None:
+    """Raise unless every tensor in ``ty`` (a tensor or nested tuples of them) holds at
+    most ``MAX_TENSOR_BYTES`` (static dims counted; a dim of 2**64 never fits)."""
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TupleType):
+            stack.extend(t.fields)
+            continue
+        if not isinstance(t, TensorType):
+            continue
+        nbytes = _ITEMSIZE.get(t.dtype) or _ITEMSIZE.setdefault(
+            t.dtype, numpy_dtype(t.dtype).itemsize)
+        for d in t.shape:
+            if isinstance(d, int):
+                nbytes *= d
+        if nbytes > MAX_TENSOR_BYTES:
+            raise TypeInferenceError(
+                f"{where} has type {t}, which holds {nbytes} bytes: more than a tensor can "
+                f"hold (2**63 - 1 bytes; byte offsets are int64)")
 
 
 class TypeInferencer(ExprFunctor):
@@ -74,6 +100,7 @@ class TypeInferencer(ExprFunctor):
         ty = self.var_types.get(v)
         if ty is None:
             ty = v.type_annotation if v.type_annotation is not None else IncompleteType()
+            check_tensor_sizes(ty, f"%{v.name_hint}")
             self.var_types[v] = ty
         return ty
 
@@ -144,7 +171,9 @@ class TypeInferencer(ExprFunctor):
 
         def run(types, op=op, attrs=attrs):
             try:
-                return op.type_rel(types, attrs)
+                out = op.type_rel(types, attrs)
+                check_tensor_sizes(out, "the result")
+                return out
             except TypeInferenceError as exc:
                 raise TypeInferenceError(f"{op.name}: {exc}") from None
 

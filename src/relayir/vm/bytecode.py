@@ -8,7 +8,7 @@ relative to the instruction, as in Relay's VM.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .opcodes import (
     CONST,
@@ -110,6 +110,9 @@ class VMFunction:
     instructions: list
     num_regs: int
     closure: bool = False  # parameters are captured values then the closure's own
+    # symbolic dim name -> (lo, hi or None): the range an input dim must lie in
+    # (``@main``'s ``dim_ranges`` attribute; checked by ``shape_func.bind_input_dims``)
+    dim_ranges: dict = field(default_factory=dict)
 
 
 class Bytecode:

@@ -65,7 +65,14 @@ from ..typing.infer import infer_module
 from .bytecode import Instruction, Opcode, VMFunction
 from .executable import Executable
 from .liveness import optimize_functions
-from .shape_func import ShapeFunction, is_data_dependent, is_dynamic, name_any_dims
+from .shape_func import (
+    DIM_RANGES,
+    ShapeFunction,
+    is_data_dependent,
+    is_dynamic,
+    name_any_dims,
+    parse_dim_ranges,
+)
 
 
 class VMCompileError(Error):
@@ -199,7 +206,7 @@ class _FunctionCompiler:
         self.emit(Opcode.Ret, result)
         types = tuple(p.checked_type if p.has_type else p.type_annotation for p in params)
         return VMFunction(self.name, tuple(p.name_hint for p in params), types, self.code,
-                          self.num_regs, closure)
+                          self.num_regs, closure, parse_dim_ranges(fn.attrs.get(DIM_RANGES)))
 
     # -- expressions: each returns the register holding its value
     def expr(self, e) -> int:
@@ -446,7 +453,7 @@ def compile(mod, target: str = "numpy", params: dict | None = None) -> Executabl
         mod = bind_param_arrays(mod, params)
     mod = mod.copy()
     infer_module(mod)
-    mod = optimize(mod)
+    mod = optimize(mod, target=target)
     mod = ToANormalForm()(mod)
     mod = LambdaLift()(mod)
     mod = mod.copy()

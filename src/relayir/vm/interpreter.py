@@ -172,7 +172,7 @@ class VirtualMachine:
             raise VMError(f"@{name} takes {len(fn.param_names)} inputs, found {len(args)}")
         checked = [_check_arg(f"{n} of @{name}", t, a)
                    for n, t, a in zip(fn.param_names, fn.param_types, args)]
-        bind_input_dims(f"@{name}", fn.param_names, fn.param_types, checked)
+        bind_input_dims(f"@{name}", fn.param_names, fn.param_types, checked, fn.dim_ranges)
         return checked
 
     # -- measuring

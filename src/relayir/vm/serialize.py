@@ -25,7 +25,10 @@
 (``opcodes.py``): its operand count, and each operand by its role (registers, indices
 into their tables, jumps, shapes, dtypes), so a corrupt file fails at load, not inside
 a kernel (planned storage is checked too: each view must lie inside its
-``AllocStorage`` buffer).
+``AllocStorage`` buffer). Control flow is checked too, so a corrupt file cannot hang
+or run off its code: a function has instructions, every jump goes forward (the
+compiler emits only forward ``If``/``Goto`` jumps; loops are recursive calls), and the
+last instruction does not fall through, so every path ends in ``Ret`` or ``Fatal``.
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ def _function_json(fn: VMFunction) -> dict:
     return {"name": fn.name, "param_names": list(fn.param_names),
             "param_types": [_type_json(t) for t in fn.param_types],
             "num_regs": fn.num_regs, "closure": fn.closure,
+            "dim_ranges": {k: list(v) for k, v in fn.dim_ranges.items()},
             "instructions": [[ins.op.name] + [_operand_json(a) for a in ins.args]
                              for ins in fn.instructions]}
 
@@ -166,7 +170,7 @@ def load(path: str | os.PathLike):
         names = list(meta["kernel_names"])
         messages = list(meta["messages"])
         target = meta["target"]
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise ModuleFormatError(f"{path}: a malformed VM executable ({type(exc).__name__}: "
                                 f"{exc})") from None
     lib = None
@@ -175,8 +179,9 @@ def load(path: str | os.PathLike):
     try:
         kernels = [_kernel(lib, name, entry) for name, entry in zip(names, meta["kernels"])]
         shape_funcs = [_shape_func(sf) for sf in meta.get("shape_funcs", [])]
-    except (KeyError, TypeError) as exc:
-        raise ModuleFormatError(f"{path}: a malformed kernel table ({exc})") from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ModuleFormatError(f"{path}: a malformed kernel table ({type(exc).__name__}: "
+                                f"{exc})") from None
     exe = Executable(functions, constants, kernels, names, constructors, messages, lib, target,
                      shape_funcs)
     _validate(path, exe)
@@ -229,9 +234,11 @@ def _json_function(obj: dict) -> VMFunction:
         if row[0] not in Opcode.__members__:
             raise ModuleFormatError(f"unknown opcode {row[0]!r} in @{obj['name']}")
         code.append(Instruction(Opcode[row[0]], tuple(_json_operand(a) for a in row[1:])))
+    ranges = {str(k): (int(lo), None if hi is None else int(hi))
+              for k, (lo, hi) in obj.get("dim_ranges", {}).items()}
     return VMFunction(obj["name"], tuple(obj["param_names"]),
                       tuple(_json_type(t) for t in obj["param_types"]), code,
-                      int(obj["num_regs"]), bool(obj["closure"]))
+                      int(obj["num_regs"]), bool(obj["closure"]), ranges)
 
 
 def _validate(path, exe) -> None:
@@ -257,10 +264,32 @@ def _check_operands(path, exe) -> None:
                 problem = _operand_problem(operand.role, value, pc, fn, exe)
                 if problem:
                     raise ModuleFormatError(f"{where}: operand {operand.name}: {problem}")
+        _check_control_flow(f"{path}: @{fn.name}", fn)
         try:
             planned_storage(fn)
         except VMError as exc:
             raise ModuleFormatError(f"{path}: {exc}") from None
+
+
+def _check_control_flow(where: str, fn: VMFunction) -> None:
+    """Every path of ``fn`` ends in ``Ret`` or ``Fatal``: with forward jumps only, the
+    program counter grows until an instruction that neither falls through nor jumps,
+    provided the last instruction does not fall through (targets are in range)."""
+    code = fn.instructions
+    if not code:
+        raise ModuleFormatError(f"{where} has no instructions: it can never return")
+    for pc, ins in enumerate(code):
+        for i in ins.op.spec.jumps:
+            if ins.args[i] <= 0:
+                raise ModuleFormatError(
+                    f"{where} instruction {pc} ({ins.op.name}): jump offset {ins.args[i]} "
+                    f"goes {'to itself' if ins.args[i] == 0 else 'backwards'}; the compiler "
+                    "emits forward jumps only, so this file is corrupt (it would loop)")
+    last = code[-1]
+    if last.op.spec.falls_through:
+        raise ModuleFormatError(
+            f"{where} instruction {len(code) - 1} ({last.op.name}) falls through past the "
+            "end of the function; every path must end in Ret or Fatal")
 
 
 def _is_int(x) -> bool:

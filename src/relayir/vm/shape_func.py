@@ -26,10 +26,16 @@ from ..ir.expr import Call, Constant, Function, Op, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
 from ..ir.op import OpPattern
 from ..ir.types import Any, SymbolicDim, TensorType, TupleType
+from ..op.type_rel import ANY_DIM_PREFIX
 from ..transform.bind import bind
 
-__all__ = ["DATA_DEPENDENT_OPS", "ShapeError", "ShapeFunction", "bind_input_dims",
-           "is_data_dependent", "is_dynamic", "name_any_dims"]
+__all__ = ["DATA_DEPENDENT_OPS", "DIM_RANGES", "ShapeError", "ShapeFunction",
+           "bind_input_dims", "dim_ranges_text", "is_data_dependent", "is_dynamic",
+           "name_any_dims", "parse_dim_ranges"]
+
+# ``@main``'s attribute naming the range each symbolic input dim must lie in (a frontend
+# sets it: torch.export derives the ranges), as text: ``"seq=2..512, batch=1.."``
+DIM_RANGES = "dim_ranges"
 
 # besides every ``dyn.*`` op and any call whose result has ``Any`` extents although its
 # inputs are static (the relation cannot know them: e.g. ``argwhere``, NMS)
@@ -38,6 +44,13 @@ DATA_DEPENDENT_OPS: set[str] = {"argwhere", "unique", "vision.non_max_suppressio
 
 class ShapeError(Error):
     """Inputs whose shapes a dynamic kernel (or a function's type) cannot take."""
+
+
+# broadcasting ops whose inputs do not align with the output at their last axes:
+# expand_dims maps its input's axes around the new ones (nothing broadcasts); bias_add
+# and prelu lay their 1-D second input along ``attrs.axis``
+_NOT_ALIGNED = frozenset({"expand_dims"})
+_ALONG_AXIS = frozenset({"nn.bias_add", "nn.prelu"})
 
 
 def is_data_dependent(func: Function) -> bool:
@@ -79,7 +92,7 @@ def _map_dims(ty, fn):
     return ty
 
 
-def name_any_dims(func: Function, prefix: str = "anydim") -> Function:
+def name_any_dims(func: Function, prefix: str = ANY_DIM_PREFIX) -> Function:
     """``func`` with every ``Any`` of its parameter types replaced by a symbolic dim,
     re-typed: relations then carry those names to temporaries and results (a reshape of
     ``(anydim0, 32)`` to ``(1, -1, 4, 8)`` is ``(1, anydim0, 4, 8)``), so the kernel's
@@ -231,13 +244,18 @@ class ShapeFunction:
         return tuple(tuple(t.shape) for t in result)
 
     def _check_broadcast(self, node: Call, args: list, out) -> None:
-        if node.op.pattern > OpPattern.BROADCAST or not isinstance(out, TensorType):
+        if node.op.pattern > OpPattern.BROADCAST or not isinstance(out, TensorType) or (
+                node.op.name in _NOT_ALIGNED):
             return
-        for arg, concrete in zip(node.args, args):
+        per_axis = node.op.name in _ALONG_AXIS
+        for k, (arg, concrete) in enumerate(zip(node.args, args)):
             declared = arg.checked_type
             if not isinstance(declared, TensorType):
                 continue
-            lead = len(out.shape) - len(concrete.shape)
+            if per_axis and k == 1:  # the vector lies along attrs.axis, not the last axis
+                lead = node.attrs.axis % len(out.shape)
+            else:  # numpy's rule: shapes align at their last axes
+                lead = len(out.shape) - len(concrete.shape)
             for axis, (d, n) in enumerate(zip(declared.shape, concrete.shape)):
                 if not isinstance(d, int) and lead + axis >= 0 and n != out.shape[lead + axis]:
                     raise ShapeError(
@@ -282,9 +300,29 @@ def _symbolic_positions(types) -> tuple:
     return hit[1]
 
 
-def bind_input_dims(where: str, names, types, values) -> None:
+def dim_ranges_text(ranges: dict) -> str:
+    """``{"seq": (2, 512), "b": (1, None)}`` as ``"seq=2..512, b=1.."``."""
+    return ", ".join(f"{k}={lo}..{'' if hi is None else hi}" for k, (lo, hi) in ranges.items())
+
+
+def parse_dim_ranges(text) -> dict:
+    """The inverse of ``dim_ranges_text``; ``None`` or ``""`` is no ranges."""
+    out = {}
+    for item in filter(None, (t.strip() for t in str(text or "").split(","))):
+        try:
+            name, span = item.split("=")
+            lo, hi = span.split("..")
+            out[name.strip()] = (int(lo), int(hi) if hi.strip() else None)
+        except ValueError:
+            raise ShapeError(f"malformed {DIM_RANGES} entry {item!r}: expected "
+                             "name=lo..hi (hi may be empty: unbounded)") from None
+    return out
+
+
+def bind_input_dims(where: str, names, types, values, ranges=None) -> None:
     """Raise unless one symbolic dim has one value across all ``values`` (already checked
-    one by one for rank, dtype and static dims against ``types``)."""
+    one by one for rank, dtype and static dims against ``types``), and that value lies in
+    the dim's range (``ranges``: name -> (lo, hi or None), e.g. torch's derived range)."""
     positions = _symbolic_positions(types)  # usually none: nothing to do
     bound: dict = {}
     stack = [(names[i], types[i], values[i]) for i in positions][::-1]  # in argument order
@@ -300,6 +338,13 @@ def bind_input_dims(where: str, names, types, values) -> None:
             if not isinstance(d, SymbolicDim):
                 continue
             first = bound.setdefault(d.name, (n, name, axis))
+            if ranges and d.name in ranges:
+                lo, hi = ranges[d.name]
+                if n < lo or (hi is not None and n > hi):
+                    raise ShapeError(
+                        f"input {name} of {where}: dim {d.name} (axis {axis}) is {n}, outside "
+                        f"the range {lo} <= {d.name} <= {'inf' if hi is None else hi} the "
+                        "model was compiled for")
             if first[0] != n:
                 raise ShapeError(
                     f"input {name} of {where}: dim {d.name} (axis {axis}) is {n}, but input "

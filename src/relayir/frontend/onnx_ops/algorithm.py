@@ -13,11 +13,20 @@ import numpy as np
 from ...ir.expr import TupleGetItem, const
 from ...op import algorithm as A
 from ...op import bitwise as B
+from ...op import dynamic_params as DP
 from ...op import scatter as S
 from ...op import tensor as E
 from ...op import transform as T
 from ..common import ConversionError
-from .base import OnnxTable, dtype, ints, ndim, value
+from .base import (
+    OnnxTable,
+    constant_value,
+    dtype,
+    ints_or_none,
+    ndim,
+    run_time,
+    shape,
+)
 
 TABLE = OnnxTable()
 
@@ -33,31 +42,54 @@ def topk_v1(x, k=1, axis=-1, _outputs=2):
     return _topk(x, k, axis, True, _outputs)
 
 
+def _run_time_topk(x, k, axis, largest, _outputs):
+    """TopK whose ``k`` is read when the model runs (``dyn.topk``)."""
+    k = T.cast(run_time(k, "k"), "int64")
+    return DP.topk(x, k, axis=int(axis), is_ascend=not largest, dtype="int64")[
+        :max(_outputs, 1)]
+
+
 @TABLE.register("TopK", since=10)
 def topk_v10(x, k, axis=-1, _outputs=2):
-    return _topk(x, ints(k, "k")[0], axis, True, _outputs)
+    known = ints_or_none(k)
+    if known is None:
+        return _run_time_topk(x, k, axis, True, _outputs)
+    return _topk(x, known[0], axis, True, _outputs)
 
 
 @TABLE.register("TopK", since=11)
 def topk(x, k, axis=-1, largest=1, sorted=1, _outputs=2):  # noqa: A002  (ONNX's name)
-    return _topk(x, ints(k, "k")[0], axis, bool(largest), _outputs)
+    known = ints_or_none(k)
+    if known is None:
+        return _run_time_topk(x, k, axis, bool(largest), _outputs)
+    return _topk(x, known[0], axis, bool(largest), _outputs)
+
+
+def _scan(name, x, axis, exclusive, reverse):
+    known = ints_or_none(axis)
+    if known is None:  # the axis is read when the model runs (dyn.cumsum / dyn.cumprod)
+        return DP.scan(name, x, T.cast(run_time(axis, "axis"), "int64"),
+                       exclusive=bool(exclusive), reverse=bool(reverse))
+    return getattr(A, name)(x, axis=known[0], exclusive=bool(exclusive),
+                            reverse=bool(reverse))
 
 
 @TABLE.register("CumSum", since=11)
 def cumsum(x, axis, exclusive=0, reverse=0):
-    return A.cumsum(x, axis=ints(axis, "axis")[0], exclusive=bool(exclusive),
-                    reverse=bool(reverse))
+    return _scan("cumsum", x, axis, exclusive, reverse)
 
 
 @TABLE.register("CumProd", since=26)
 def cumprod(x, axis, exclusive=0, reverse=0):
-    return A.cumprod(x, axis=ints(axis, "axis")[0], exclusive=bool(exclusive),
-                     reverse=bool(reverse))
+    return _scan("cumprod", x, axis, exclusive, reverse)
 
 
 @TABLE.register("Trilu", since=14)
 def trilu(x, k=None, upper=1):
-    return A.trilu(x, 0 if k is None else ints(k, "k")[0], bool(upper))
+    known = [0] if k is None else ints_or_none(k)
+    if known is None:  # the diagonal is read when the model runs (dyn.trilu)
+        return DP.trilu(x, T.cast(run_time(k, "k"), "int64"), bool(upper))
+    return A.trilu(x, known[0], bool(upper))
 
 
 @TABLE.register("Einsum", since=12)
@@ -67,18 +99,35 @@ def einsum(*xs, equation):
 
 @TABLE.register("OneHot", since=9)
 def one_hot(indices, depth, values, axis=-1):
-    d = int(np.asarray(value(depth, "depth")).reshape(-1)[0])
-    vals = np.asarray(value(values, "values")).reshape(-1)
-    if vals.size != 2:
-        raise ConversionError(f"values must hold [off_value, on_value], found {vals.size}")
+    """``depth`` and ``values`` may be known only at run time (``dyn.one_hot``; the
+    ``[off, on]`` pair is then read from the ``values`` tensor)."""
     if not dtype(indices).startswith("int"):
         indices = T.cast(indices, "int64")
+    vals = constant_value(values)
+    if vals is None:
+        if shape(run_time(values, "values")) != (2,):
+            raise ConversionError(f"values must hold [off_value, on_value], found "
+                                  f"{shape(values)}")
+        off, on = (T.take(values, const(np.asarray(i, "int64"))) for i in (0, 1))
+        out_dtype = dtype(values)
+    else:
+        vals = np.asarray(vals).reshape(-1)
+        if vals.size != 2:
+            raise ConversionError(f"values must hold [off_value, on_value], found {vals.size}")
+        off, on, out_dtype = const(vals[0]), const(vals[1]), vals.dtype.name
+    known = constant_value(depth)
+    if known is not None:
+        d = int(np.asarray(known).reshape(-1)[0])
+        depth_c = const(np.asarray(d, dtype(indices)))
+    else:
+        depth_c = T.cast(T.reshape(run_time(depth, "depth"), ()), dtype(indices))
     # negative indices count from the end (ONNX 11 and later; out of range before)
-    depth_c = const(np.asarray(d, dtype(indices)))
     indices = T.where(E.less(indices, const(np.asarray(0, dtype(indices)))),
                       E.add(indices, depth_c), indices)
-    return A.one_hot(indices, const(vals[1]), const(vals[0]), depth=d, axis=int(axis),
-                     dtype=vals.dtype.name)
+    if known is None:
+        return DP.one_hot(indices, on, off, T.cast(depth_c, "int64"), axis=int(axis),
+                          dtype=out_dtype)
+    return A.one_hot(indices, on, off, depth=d, axis=int(axis), dtype=out_dtype)
 
 
 @TABLE.register("GatherElements", since=11)

@@ -158,6 +158,17 @@ def ints_or_none(x) -> list[int] | None:
     return None if v is None else [int(i) for i in np.asarray(v).reshape(-1)]
 
 
+def run_time(x, what: str = "input"):
+    """``x``, a parameter input (axes, k, sizes) known only at run time, for a ``dyn`` op
+    (``op/dynamic_params.py``): the op's result rank comes from ``x``'s static length, so
+    ``x`` must be a scalar or a 1-D tensor of static length; otherwise it is needed when
+    importing (``ConstantInputRequired`` names the graph inputs to bind)."""
+    t = ttype(x)
+    if t.ndim > 1 or not all(isinstance(d, int) for d in t.shape):
+        value(x, what)  # raises: not a constant either
+    return x
+
+
 def axis(a: int, n: int) -> int:
     return int(a) + n if a < 0 else int(a)
 

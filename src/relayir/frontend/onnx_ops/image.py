@@ -11,11 +11,15 @@ import math
 
 import numpy as np
 
+from ...ir.expr import const
+from ...op import dynamic_params as DP
 from ...op import image as I
 from ...op import nn as N
+from ...op import reduce as R
+from ...op import tensor as E
 from ...op import transform as T
 from ..common import ConversionError
-from .base import OnnxTable, shape, value
+from .base import OnnxTable, constant_value, run_time, shape, ttype, value
 
 TABLE = OnnxTable()
 _RESIZE = {1: I.resize1d, 2: I.resize2d, 3: I.resize3d}
@@ -114,18 +118,74 @@ def resize(x, roi=None, scales=None, sizes=None, antialias=0, axes=None,
            coordinate_transformation_mode="half_pixel", cubic_coeff_a=-0.75,
            exclude_outside=0, extrapolation_value=0.0, keep_aspect_ratio_policy="stretch",
            mode="nearest", nearest_mode="round_prefer_floor"):
+    crop = coordinate_transformation_mode == "tf_crop_and_resize"
+    attrs = dict(method=_method(mode),
+                 coordinate_transformation_mode=coordinate_transformation_mode,
+                 rounding_method=nearest_mode, cubic_alpha=float(cubic_coeff_a),
+                 cubic_exclude=int(exclude_outside),
+                 extrapolation_value=float(extrapolation_value), antialias=bool(antialias))
+    if any(v is not None and not _known(v) for v in (scales, sizes, roi if crop else None)):
+        return _run_time_resize(x, roi if crop else None, scales, sizes, axes,
+                                keep_aspect_ratio_policy, attrs)
     sizes_v = None if sizes is None else _floats(sizes, "sizes")
     scales_v = _floats(scales, "scales")
-    roi_v = (_floats(roi, "roi") if coordinate_transformation_mode == "tf_crop_and_resize"
-             else None)
+    roi_v = _floats(roi, "roi") if crop else None
     full_scale, full_size, full_roi = _plan(shape(x), scales_v, sizes_v, roi_v, axes,
                                             keep_aspect_ratio_policy)
     explicit = sizes_v is None or keep_aspect_ratio_policy != "stretch"
-    return _resize(x, full_scale, full_size, full_roi, explicit, method=_method(mode),
-                   coordinate_transformation_mode=coordinate_transformation_mode,
-                   rounding_method=nearest_mode, cubic_alpha=float(cubic_coeff_a),
-                   cubic_exclude=int(exclude_outside),
-                   extrapolation_value=float(extrapolation_value), antialias=bool(antialias))
+    return _resize(x, full_scale, full_size, full_roi, explicit, **attrs)
+
+
+def _known(x) -> bool:
+    return constant_value(x) is not None
+
+
+def _run_time_resize(x, roi, scales, sizes, axes, policy, attrs):
+    """Resize whose scales, sizes or roi are read when the model runs
+    (``dyn.image.resize{1,2,3}d``). The resized axes are the ``axes`` attribute's, else
+    every axis after the first two (an ``N, C, spatial...`` tensor, as every image model
+    has it); the output size and explicit scales are computed in the graph from the
+    run-time values, as ``_plan`` computes them from constant ones. A model that scales
+    N or C through a run-time input needs those inputs bound (``const_inputs``)."""
+    in_shape = shape(x)
+    r = len(in_shape)
+    if not all(isinstance(d, int) for d in in_shape):
+        raise ConversionError(f"Resize with run-time scales/sizes of {ttype(x)}: the input "
+                              "needs a static shape")
+    given = [a + r if a < 0 else a for a in (axes or range(r))]
+    moved = sorted(a for a in given if axes is not None or a >= 2)
+    if not 1 <= len(moved) <= 3 or moved != list(range(r - len(moved), r)) or \
+            r - len(moved) != 2:
+        value(scales if sizes is None else sizes, "sizes" if sizes is not None else "scales")
+    pick = const(np.asarray([given.index(a) for a in moved], "int64"))  # moved, in order
+    in_moved = const(np.asarray([in_shape[a] for a in moved], "float64"))
+
+    def chosen(v, what):
+        return T.take(T.cast(run_time(v, what), "float64"), pick)
+
+    if sizes is not None and shape(sizes) != (0,):
+        want = chosen(sizes, "sizes")
+        if policy == "stretch":
+            size, explicit = T.cast(want, "int64"), None
+        else:  # one scale for every axis: the smallest (not_larger) or largest ratio
+            ratio = (R.min if policy == "not_larger" else R.max)(E.divide(want, in_moved))
+            scale = E.multiply(ratio, const(np.ones(len(moved), "float64")))
+            half = const(np.asarray(0.5, "float64"))
+            size = T.cast(E.floor(E.add(E.multiply(scale, in_moved), half)), "int64")
+            explicit = scale
+    else:
+        explicit = chosen(scales, "scales")
+        size = T.cast(E.floor(E.multiply(explicit, in_moved)), "int64")
+    if roi is not None and shape(roi) != (0,):
+        n_axes = len(given)
+        roi_pick = [given.index(a) for a in moved] + [n_axes + given.index(a) for a in moved]
+        roi_t = T.take(T.cast(run_time(roi, "roi"), "float32"),
+                       const(np.asarray(roi_pick, "int64")))
+    else:
+        roi_t = const(np.zeros(0, "float32"))
+    scales_t = (const(np.zeros(0, "float32")) if explicit is None
+                else T.cast(explicit, "float32"))
+    return DP.resize(len(moved), x, size, scales_t, roi_t, **attrs)
 
 
 def _upsample(x, scales, mode):

@@ -3,8 +3,10 @@ Gather, Expand, Tile, Pad, Shape, ConstantOfShape, Constant.
 
 A shape-like input (``Reshape``'s shape, ``Tile``'s repeats, ``Slice``'s starts...) that
 is constant, or folds to one, gives the static op; one known only at run time gives the
-``dyn.*`` op (result extents ``Any``). Inputs that fix a rank or pick axes must be
-known (``base.ints`` raises ``ConstantInputRequired`` naming the graph inputs)."""
+``dyn.*`` op (result extents ``Any``). So do the axes of (Un)Squeeze and Split's sizes
+(``op/dynamic_params.py``): their static length fixes the result's rank or the number of
+parts, their values are read when the model runs. An input without a static length
+must be known (``base.ints`` raises ``ConstantInputRequired`` naming the graph inputs)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ import numpy as np
 
 from ...ir.expr import Expr, TupleGetItem, const
 from ...op import dynamic as D
+from ...op import dynamic_params as DP
 from ...op import nn as N
 from ...op import reduce as R
+from ...op import scatter as S
 from ...op import tensor as E
 from ...op import transform as T
 from ..common import ConversionError
@@ -25,6 +29,7 @@ from .base import (
     ints,
     ints_or_none,
     ndim,
+    run_time,
     shape,
     ttype,
 )
@@ -93,7 +98,10 @@ def squeeze_v1(x, axes=None):
 
 @TABLE.register("Squeeze", since=13)
 def squeeze(x, axes=None):
-    return _squeeze(x, ints(axes, "axes"))
+    known = ints_or_none(axes) if axes is not None else None
+    if axes is None or known is not None:
+        return _squeeze(x, known)
+    return DP.squeeze(x, T.cast(run_time(axes, "axes"), "int64"))  # picked at run time
 
 
 @TABLE.register("Unsqueeze")
@@ -103,7 +111,10 @@ def unsqueeze_v1(x, axes):
 
 @TABLE.register("Unsqueeze", since=13)
 def unsqueeze(x, axes):
-    return _unsqueeze(x, ints(axes, "axes"))
+    known = ints_or_none(axes)
+    if known is not None:
+        return _unsqueeze(x, known)
+    return DP.unsqueeze(x, T.cast(run_time(axes, "axes"), "int64"))  # picked at run time
 
 
 @TABLE.register("Concat")
@@ -149,7 +160,13 @@ def split_v1(x, split=None, axis=0, num_outputs=None, _outputs=1):  # noqa: A002
 
 @TABLE.register("Split", since=13)
 def split(x, split=None, axis=0, num_outputs=None, _outputs=1):  # noqa: A002
-    return _split(x, axis, ints(split, "split"), num_outputs or _outputs)
+    known = ints_or_none(split) if split is not None else None
+    if split is None or known is not None:
+        return _split(x, axis, known, num_outputs or _outputs)
+    sizes = T.cast(run_time(split, "split"), "int64")  # the parts' sizes, at run time
+    a = int(axis) + ndim(x) if int(axis) < 0 else int(axis)
+    parts = DP.split(x, sizes, axis=a)
+    return tuple(TupleGetItem(parts, i) for i in range(shape(sizes)[0]))
 
 
 @TABLE.register("Slice")
@@ -160,6 +177,8 @@ def slice_v1(x, starts, ends, axes=None):
 @TABLE.register("Slice", since=10)
 def slice_(x, starts, ends, axes=None, steps=None):
     b, e, st = ints_or_none(starts), ints_or_none(ends), ints_or_none(steps)
+    if axes is not None and ints_or_none(axes) is None:
+        return _run_time_axes_slice(x, starts, ends, run_time(axes, "axes"), steps)
     ax = ints(axes, "axes")
     static = all(isinstance(d, int) for d in shape(x))
     if b is not None and e is not None and (steps is None or st is not None) and static:
@@ -169,6 +188,22 @@ def slice_(x, starts, ends, axes=None, steps=None):
         steps = const(np.ones(n, "int64"))
     ax = None if ax is None else [axis(a, ndim(x)) for a in ax]
     return D.strided_slice(x, _int64(starts), _int64(ends), _int64(steps), axes=ax)
+
+
+def _run_time_axes_slice(x, starts, ends, axes, steps):
+    """Slice whose axes are read when the model runs: full-rank begin/end/strides are
+    scattered together from the listed axes (the others keep their whole extent)."""
+    r, n = ndim(x), shape(starts)[0]
+    ax = T.cast(axes, "int64")
+    ax = T.where(E.less(ax, const(np.asarray(0, "int64"))),
+                 E.add(ax, const(np.asarray(r, "int64"))), ax)
+
+    def full(fill, values):
+        return S.scatter_elements(const(np.full(r, fill, "int64")), ax, _int64(values))
+
+    steps = const(np.ones(n, "int64")) if steps is None else steps
+    return D.strided_slice(x, full(0, starts), full(np.iinfo("int64").max, ends),
+                           full(1, steps))
 
 
 def _slice(x, starts, ends, axes, steps):

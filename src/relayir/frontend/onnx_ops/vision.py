@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir.expr import const
+from ...op import dynamic_params as DP
 from ...op import image as I
 from ...op import transform as T
 from ...op import vision as V
 from ..common import ConversionError
-from .base import OnnxTable, dtype, ndim, value
+from .base import OnnxTable, constant_value, dtype, ndim, run_time, value
 
 TABLE = OnnxTable()
 
@@ -59,6 +61,16 @@ def _scalar(x, what: str, kind):
 @TABLE.register("NonMaxSuppression", since=10)
 def non_max_suppression(boxes, scores, max_output_boxes_per_class=None, iou_threshold=None,
                         score_threshold=None, center_point_box=0):
+    limits = (max_output_boxes_per_class, iou_threshold, score_threshold)
+    if any(v is not None and constant_value(v) is None for v in limits):
+        # read when the model runs (dyn.vision.non_max_suppression); absent: empty
+        m, iou, score = (
+            const(np.zeros(0, kind)) if v is None else T.cast(run_time(v, what), kind)
+            for v, what, kind in zip(limits, ("max_output_boxes_per_class", "iou_threshold",
+                                              "score_threshold"),
+                                     ("int64", "float32", "float32")))
+        return DP.non_max_suppression(boxes, scores, m, iou, score,
+                                      center_point_box=int(center_point_box))
     return V.non_max_suppression(
         boxes, scores,
         max_output_boxes_per_class=_scalar(max_output_boxes_per_class,

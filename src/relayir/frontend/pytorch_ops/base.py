@@ -17,6 +17,8 @@ import torch
 
 from ... import op as _op  # noqa: F401  (registers the ops the constructors call)
 from ...ir.expr import Expr, const
+from ...op import dynamic as D
+from ...op import tensor as E
 from ...op import transform as T
 from ..common import ConversionError, current, entered
 
@@ -120,9 +122,57 @@ def static(*dims) -> bool:
 def scalar(value, dtype_: str) -> Expr:
     if isinstance(value, Expr):
         return value
-    if isinstance(value, torch.SymInt):
-        raise ConversionError("a symbolic scalar used as a tensor value")
+    if is_symbolic(value):
+        return cast_to(sym_expr(value), dtype_)
     return const(np.asarray(value).astype(dtype_))
+
+
+def is_symbolic(v) -> bool:
+    """A size torch knows only as an expression of the inputs' dims (``s0``, ``s0 + 1``)."""
+    return isinstance(v, torch.SymInt) and v.node.maybe_as_int() is None
+
+
+def sym_expr(v) -> Expr:
+    """An int64 scalar expression computing the symbolic size ``v`` at run time: its
+    symbols are read from the inputs' shapes (``shape_of(ids)[1]`` for ``seq``), so no
+    example size is ever baked in. Integers, +, *, floor division, modulo, min and max
+    are supported (what sizes are made of)."""
+    if not is_symbolic(v):
+        return const(np.asarray(int(v), "int64"))
+    sources = current_import().sym_source
+    stack, done = [v.node.expr], {}
+    while stack:  # post-order over the sympy tree, no recursion
+        e = stack[-1]
+        pending = [a for a in e.args if a not in done] if not e.is_Atom else []
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        if e in done:
+            continue
+        if e.is_Integer:
+            done[e] = const(np.asarray(int(e), "int64"))
+        elif e.is_Symbol:
+            if str(e) not in sources:
+                raise ConversionError(f"the size {v} uses {e}, which is no input's dimension")
+            src, ax = sources[str(e)]
+            done[e] = T.take(D.shape_of(src), const(np.asarray(ax, "int64")))
+        else:
+            done[e] = _sym_call(e, [done[a] for a in e.args])
+    return done[v.node.expr]
+
+
+def _sym_call(e, args: list) -> Expr:
+    name = type(e).__name__
+    binary = {"Add": E.add, "Mul": E.multiply, "FloorDiv": E.floor_divide,
+              "PythonMod": E.floor_mod, "Mod": E.floor_mod, "Max": E.maximum,
+              "Min": E.minimum}
+    if name not in binary:
+        raise ConversionError(f"a symbolic size {e} ({name}) has no run-time form yet")
+    out = args[0]
+    for a in args[1:]:
+        out = binary[name](out, a)
+    return out
 
 
 def cast_to(x, dtype_: str):
@@ -152,6 +202,18 @@ def reshape_to(x, target, src=None) -> Expr:
         else:
             inferred += 1
             newshape.append(-1)
-    if inferred > 1:
-        raise ConversionError(f"reshape {src} -> {target} has more than one unknown dim")
+    if inferred > 1:  # symbols moved: the target shape is computed when the model runs
+        return _run_time_reshape(x)
     return T.reshape(x, newshape)
+
+
+def _run_time_reshape(x) -> Expr:
+    """``dyn.reshape`` to the current node's output shape (``out_shape_expr``)."""
+    return D.reshape(x, out_shape_expr())
+
+
+def out_shape_expr() -> Expr:
+    """The current node's output shape as an int64 tensor computed when the model runs,
+    each symbolic extent from the inputs' shapes (``sym_expr``)."""
+    dims = [T.reshape(sym_expr(d), (1,)) for d in out_val().shape]
+    return T.concatenate(dims, 0) if len(dims) > 1 else dims[0]

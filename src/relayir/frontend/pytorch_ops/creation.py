@@ -7,9 +7,20 @@ import torch
 
 from ...ir.expr import const
 from ...op import algorithm as A
+from ...op import dynamic as D
 from ...op import transform as T
 from ..common import ConversionError, ConverterTable
-from .base import cast_to, current_import, is_dyn, out_dtype, out_shape, out_val, static
+from .base import (
+    cast_to,
+    current_import,
+    is_symbolic,
+    ndim,
+    out_dtype,
+    out_shape,
+    out_val,
+    scalar,
+    static,
+)
 
 TABLE = ConverterTable()
 
@@ -79,23 +90,20 @@ def to(self, *_, **__):
 @TABLE.register("aten.arange.default", "aten.arange.start", "aten.arange.start_step")
 def arange(*args, **_):
     dt = out_dtype()
-    if not any(is_dyn(a) for a in args if not isinstance(a, (float, int))):
+    if not any(is_symbolic(a) for a in args):
         return A.arange(*args, dtype=dt)  # an op, not a stored constant
-    if len(args) != 1:
-        raise ConversionError("arange with a dynamic start or step")
-    return _dynamic_arange(args[0], dt)
+    if len(args) == 1 and str(args[0]) in current_import().sym_source:
+        return _dynamic_arange(args[0], dt)  # arange(seq): keeps the dim's name
+    # bounds computed from the inputs' shapes when the model runs: dyn.arange
+    start, stop, step = {1: (0, *args, 1), 2: (*args, 1)}.get(len(args), args[:3])
+    return D.arange(*(scalar(v, dt) for v in (start, stop, step)), dtype=dt)
 
 
 def _dynamic_arange(end, dt):
-    """``arange(n)`` for a symbolic ``n`` taken from a tensor's dimension, with static-rank
+    """``arange(n)`` for a symbolic ``n`` that is a tensor's dimension, with static-rank
     ops: the exclusive running count of ones along that dimension (one kernel that serves
-    every length on the VM)."""
-    name = str(end)
-    if name not in current_import().sym_source:
-        raise ConversionError(f"arange to {name}, which is not a tensor dimension")
-    src, ax = current_import().sym_source[name]
-    from .base import ndim
-
+    every length on the VM, and the result's extent keeps the dim's name)."""
+    src, ax = current_import().sym_source[str(end)]
     row = src
     for a in reversed(range(ndim(src))):
         if a != ax:

@@ -157,3 +157,14 @@ def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
 
 
 dtype_of = dtype
+
+
+@TABLE.register("aten._weight_norm.default")
+def weight_norm(v, g, dim=0):
+    """``v * g / ||v||``, the norm over every axis but ``dim`` (``nn.utils.weight_norm``,
+    wav2vec2's positional convolution)."""
+    n = ndim(v)
+    d = int(dim) + n if int(dim) < 0 else int(dim)
+    others = [a for a in range(n) if a != d]
+    norm = E.sqrt(R.sum(E.multiply(v, v), others, True)) if others else E.abs(v)
+    return E.multiply(v, E.divide(g, norm))

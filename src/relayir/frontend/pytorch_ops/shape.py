@@ -5,11 +5,25 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.expr import TupleGetItem, const
+from ...op import dynamic as D
 from ...op import nn as N
 from ...op import tensor as E
 from ...op import transform as T
 from ..common import ConversionError, ConverterTable
-from .base import axis, cast_to, dtype, ndim, out_shape, reshape_to, shape, static
+from .base import (
+    axis,
+    cast_to,
+    current_import,
+    dtype,
+    is_symbolic,
+    ndim,
+    out_shape,
+    out_shape_expr,
+    reshape_to,
+    shape,
+    static,
+    sym_expr,
+)
 
 TABLE = ConverterTable()
 _BIG = 2**62
@@ -71,8 +85,41 @@ def expand(self, *_, **__):
     if target == shape(self):
         return self
     if not static(*target):
-        raise ConversionError(f"expand to the dynamic shape {target}")
+        return _expand_symbolic(self, target)
     return T.broadcast_to(self, target)
+
+
+def _expand_symbolic(x, target):
+    """Expand to a shape with symbolic extents. A size-1 axis grows to a static extent
+    by ``repeat`` and to an input's dim ``s`` by broadcasting against ones of shape
+    ``(s,)`` read off that input, so the result keeps its static and named extents
+    (a mask expanded to ``(1, 1, seq, seq)``); ``x * 1`` keeps every value, -0.0 and NaN
+    included. Other symbolic targets: ``dyn.broadcast_to`` (extents unknown until run)."""
+    sources = current_import().sym_source
+    src = (1,) * (len(target) - ndim(x)) + shape(x)
+    if any(not isinstance(d, int) and d != have and d not in sources
+           for d, have in zip(target, src)):
+        return D.broadcast_to(x, out_shape_expr())
+    if len(target) > ndim(x):
+        x = T.expand_dims(x, 0, len(target) - ndim(x))
+    for i, (d, have) in enumerate(zip(target, src)):
+        if d == have:
+            continue
+        if isinstance(d, int):
+            x = T.repeat(x, d, i)
+            continue
+        tensor, ax = sources[d]
+        row = tensor
+        for a in reversed(range(ndim(tensor))):
+            if a != ax:
+                row = T.take(row, const(np.int64(0)), axis=a)
+        ones = T.ones_like(T.cast(row, dtype(x)))
+        if i:
+            ones = T.expand_dims(ones, 0, i)
+        if len(target) - 1 - i:
+            ones = T.expand_dims(ones, i + 1, len(target) - 1 - i)
+        x = E.logical_and(x, ones) if dtype(x) == "bool" else E.multiply(x, ones)
+    return x
 
 
 @TABLE.register("aten.repeat.default")
@@ -89,6 +136,8 @@ def repeat_interleave(self, repeats, dim=None, output_size=None):
 
 def _slice(x, dim, start, end, step):
     d = axis(int(dim), ndim(x))
+    if is_symbolic(start) or is_symbolic(end):  # table[:x.shape[1]]: bounds at run time
+        return _run_time_slice(x, d, start, end, step)
     size = shape(x)[d]
     start = 0 if start is None else int(start)
     end = _BIG if end is None else int(end)
@@ -100,6 +149,20 @@ def _slice(x, dim, start, end, step):
     elif start < 0 or end < 0:
         raise ConversionError("a negative slice bound on a dynamic dimension")
     return T.strided_slice(x, [start], [min(end, 2**31 - 1)], [int(step)], axes=[d])
+
+
+def _run_time_slice(x, d, start, end, step):
+    """A slice whose bounds are symbolic sizes: ``dyn.strided_slice`` with the bounds
+    computed from the inputs' shapes when the model runs (a negative bound counts from
+    the end, as torch's does; the reference clamps to the extent)."""
+    def bound(v, default):
+        if v is None:
+            return const(np.asarray([default], "int64"))
+        return T.reshape(sym_expr(v) if is_symbolic(v) else const(np.asarray(int(v), "int64")),
+                         (1,))
+
+    return D.strided_slice(x, bound(start, 0), bound(end, _BIG), const(np.asarray(
+        [int(step)], "int64")), axes=[d])
 
 
 @TABLE.register("aten.slice.Tensor", "aten.slice_copy.Tensor")
@@ -262,3 +325,31 @@ for _mode, _relay in [("reflection", "reflect"), ("replication", "edge")]:
                          pad_mode=_relay)
 
         TABLE.register(f"aten.{_mode}_pad{_n}d.default")(_padder)
+
+
+@TABLE.register("aten.meshgrid.default", "aten.meshgrid.indexing")
+def meshgrid(tensors, indexing="ij"):
+    """Each 1-D input spread along its own axis of the grid (``xy``: the first two axes
+    swapped, as numpy's). The spreading is a broadcast against zeros of the other
+    inputs, so symbolic sizes (a detection head's ``arange(h)``) stay symbolic."""
+    if indexing not in ("ij", "xy"):
+        raise ConversionError(f"meshgrid indexing {indexing!r}")
+    xs = [T.reshape(t, (1,)) if ndim(t) == 0 else t for t in tensors]
+    n = len(xs)
+    place = list(range(n))
+    if indexing == "xy" and n >= 2:
+        place[0], place[1] = 1, 0
+
+    def spread(t, at):
+        if at:
+            t = T.expand_dims(t, 0, at)
+        return T.expand_dims(t, at + 1, n - 1 - at) if n - 1 - at else t
+
+    spread_all = [spread(x, place[i]) for i, x in enumerate(xs)]
+    out = []
+    for i, x in enumerate(spread_all):
+        for j, other in enumerate(spread_all):
+            if j != i:
+                x = E.add(x, T.zeros_like(cast_to(other, dtype(tensors[i]))))
+        out.append(x)
+    return out

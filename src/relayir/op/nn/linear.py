@@ -53,7 +53,9 @@ def _dense_rel(types, attrs):
     if data.ndim < 1:
         fail(f"data must have rank >= 1, found {data}")
     if not dim_may_equal(data.shape[-1], weight.shape[1]):
-        fail(f"units mismatch: data is {data} but weight is {weight}")
+        fail(f"in-features mismatch: data is {data} but weight is {weight} (the last dim "
+             f"of data, {data.shape[-1]}, must equal the weight's in-features, its dim 1: "
+             f"{weight.shape[1]}; weight is (units, in))")
     units = _check_units(attrs, weight.shape[0], weight)
     return TensorType((*data.shape[:-1], units), dtype)
 

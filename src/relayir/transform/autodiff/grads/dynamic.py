@@ -1,8 +1,9 @@
 """Gradient status of the dynamic-shape ops (``op/dynamic.py``).
 
 ``shape_of``, ``argwhere``, ``dyn.zeros``/``ones``/``full`` and ``dyn.arange`` are
-non-differentiable by nature (integer or constant outputs). The data-moving ``dyn.*`` ops
-and ``unique`` do have gradients, but the transforms materialise zero adjoints from
+non-differentiable by nature (integer or constant outputs). The other ``dyn.*`` ops (the
+data-moving ones, and ``op/dynamic_params.py``'s reductions, scans, resizes...) and
+``unique`` do have gradients, but the transforms materialise zero adjoints from
 static types, which a result with run-time extents does not have: asking for one is a
 clear error (``REFUSED``), never a silent zero. Differentiate after
 ``DynamicToStatic`` (shape inputs constant), which turns them into the static ops that
@@ -11,12 +12,13 @@ have rules.
 
 from __future__ import annotations
 
+from ....op.dynamic import DYNAMIC
+
 NON_DIFFERENTIABLE_DYNAMIC = frozenset({
     "shape_of", "argwhere", "dyn.zeros", "dyn.ones", "dyn.full", "dyn.arange",
 })
 
 REFUSED = dict.fromkeys(
-    ("unique", "dyn.reshape", "dyn.broadcast_to", "dyn.tile", "dyn.strided_slice",
-     "dyn.nn.pad"),
+    ("unique", *(n for n in DYNAMIC if n not in NON_DIFFERENTIABLE_DYNAMIC)),
     "needs static shapes (its result's extents are known only at run time): run "
     "transform.DynamicToStatic with its shape inputs bound as constants before gradient")
