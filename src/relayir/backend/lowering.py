@@ -13,11 +13,18 @@ whole module at once, so the C back end compiles all kernels in ONE translation 
 Executors differ only in what they allow: the VM passes ``dynamic=True`` (kernels with
 symbolic dims; a dynamic function the C back end cannot lower runs its reference) and
 names the data-dependent functions that must run their reference (``reference``).
+
+Tuned schedules: ``lower_cpu`` asks ``TunedSchedules.current()`` for each function's
+schedule before lowering it (``None``: the default schedules). ``relayir.autotune`` fills
+that interface (``apply_history_best``, the ``relay.autotune.records`` config); this
+layer only asks, so every executor picks tuning records up through this one path.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -30,7 +37,8 @@ from ..runtime.c_kernels import CKernelLibrary, c_kernel_library
 from ..runtime.kernels import KernelError, KernelLibrary, flatten_type
 from ..runtime.numpy_kernels import NumpyKernel, NumpyKernelLibrary
 from ..te.computes import REFERENCE_ONLY
-from ..tir import LoweringError, lower_primitive
+from ..tir import LoweringError, Schedule, lower_primitive
+from ..transform.pass_infra import PassContext
 from .target import BuildError, Target
 
 Functions = Sequence[tuple[str, Function]]
@@ -60,14 +68,16 @@ def lower_numpy(functions: Functions, target: str | Target = "numpy",
 
 def lower_cpu(functions: Functions, target: str | Target, reference: Collection[str] = (),
               dynamic: bool = False) -> CKernelLibrary:
-    """The cpu target: generated C for every function it can express, compiled once."""
+    """The cpu target: generated C for every function it can express, compiled once
+    (each under its tuned schedule where ``TunedSchedules.current()`` has one)."""
+    tgt, tuned = Target.parse(target), TunedSchedules.current()
     host, lowered = [], []
     for name, fn in functions:
         if name in reference or uses_reference_only(fn):
             host.append((name, fn))
             continue
         try:
-            kernel = lower_primitive(fn, name)
+            kernel = lower_primitive(fn, name, tuned.schedule_for(fn, tgt) if tuned else None)
         except LoweringError:
             if not dynamic or is_static(fn):
                 raise
@@ -87,6 +97,43 @@ def lower_cpu(functions: Functions, target: str | Target, reference: Collection[
 
 
 LOWERINGS: dict[str, Callable[..., KernelLibrary]] = {"numpy": lower_numpy, "cpu": lower_cpu}
+
+RECORDS_CONFIG = "relay.autotune.records"  # PassContext config: a tuning records file
+
+
+class TunedSchedules:
+    """Schedules found by tuning, looked up per primitive function: ``schedule_for``
+    returns what ``tir.lower_primitive`` takes (a ``Schedule``, a dict from compute tag
+    to ``Schedule``) or ``None`` for the defaults. ``relayir.autotune`` subclasses it
+    (``apply_history_best``) and sets ``reader``; this layer never imports the tuner.
+
+    In effect (``current()``): the innermost ``with`` one, else the records file named
+    by ``PassContext(config={"relay.autotune.records": path})``, read by ``reader``."""
+
+    active: ClassVar[list[TunedSchedules]] = []
+    reader: ClassVar[Callable[[str], TunedSchedules] | None] = None
+
+    def schedule_for(self, fn: Function, target: Target) -> Schedule | dict | None:
+        return None
+
+    def __enter__(self) -> TunedSchedules:
+        TunedSchedules.active.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        TunedSchedules.active.remove(self)
+
+    @classmethod
+    def current(cls) -> TunedSchedules | None:
+        if cls.active:
+            return cls.active[-1]
+        records = PassContext.current().config.get(RECORDS_CONFIG)
+        if records is None or isinstance(records, TunedSchedules):
+            return records
+        if cls.reader is None:
+            raise BuildError(f"PassContext config {RECORDS_CONFIG!r} needs relayir.autotune "
+                             f"to read {records!r}; import relayir.autotune first")
+        return cls.reader(os.fspath(records))
 
 
 def compile_c_library(lowered: Sequence, target: str | Target) -> CKernelLibrary:
@@ -133,5 +180,5 @@ def _dims_in_arguments(kernel) -> bool:
     return all(n in named for n in kernel.dim_names)
 
 
-__all__ = ["LOWERINGS", "compile_c_library", "is_static", "lower", "lower_cpu", "lower_numpy",
-           "uses_reference_only"]
+__all__ = ["LOWERINGS", "RECORDS_CONFIG", "TunedSchedules", "compile_c_library", "is_static",
+           "lower", "lower_cpu", "lower_numpy", "uses_reference_only"]

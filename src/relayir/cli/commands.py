@@ -6,7 +6,7 @@ description, examples, add_arguments, run)`` and add it to ``COMMANDS`` below.
 
 from __future__ import annotations
 
-from . import compare, explore, show, workloads
+from . import compare, explore, show, tune, workloads
 from . import compile as compile_command
 from . import run as run_command
 from .command import Command
@@ -16,6 +16,7 @@ COMMANDS: tuple[Command, ...] = (
     run_command.COMMAND,
     compare.COMMAND,
     show.COMMAND,
+    tune.COMMAND,
     explore.COMMAND,
     workloads.PRINT,
     workloads.OPS,

@@ -15,6 +15,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import autotune
 from ..backend import build
 from ..backend.target import Target
 from ..codegen import cache
@@ -29,11 +30,6 @@ from ..vm.serialize import FORMAT as VM_FORMAT
 from .console import Console
 from .instruments import DumpIR, PassProgress
 from .runners import CommandError, InputSpec, ModuleRunner, Runner, VMRunner, dims
-
-try:  # the tuning layer lands separately; --tuning-records needs it
-    from .. import autotune
-except ImportError:
-    autotune = None
 
 EXECUTORS = ("graph", "vm", "aot")
 
@@ -185,9 +181,6 @@ def _tuning(records: str | None):
         return contextlib.nullcontext()
     if not Path(records).is_file():
         raise CommandError(f"--tuning-records {records}: not found")
-    if autotune is None:
-        raise CommandError("--tuning-records needs relayir.autotune, which this relayir "
-                           "lacks")
     return autotune.apply_history_best(records)
 
 
