@@ -21,6 +21,7 @@ from ..ir.expr import Constant, Expr, Tuple, as_expr
 from ..ir.op import Attrs, OpPattern, call, register_op
 from ..ir.types import Any, TensorType, TupleType, is_float, is_int
 from .attrs_util import attr_dtype, attr_int, set_fields
+from .transform.convert import cast_values
 from .type_rel import (
     broadcast_dim,
     check_axis,
@@ -169,7 +170,7 @@ def _scan_rel(types, attrs):
 def _scan_ref(ufunc):
     def ref(x, attrs):
         dtype = attrs.dtype or x.dtype
-        x = x.astype(dtype)
+        x = cast_values(x, dtype)
         if attrs.axis is None:
             x, axis = x.reshape(-1), 0
         else:
@@ -314,6 +315,9 @@ def _einsum_rel(types, attrs):
 def _einsum_ref(xs, attrs):
     terms, out = expand_einsum(attrs.equation, [x.ndim for x in xs])
     eq = ",".join(terms) + "->" + out
+    if xs[0].dtype.isbuiltin != 1:  # bfloat16 (ml_dtypes): numpy's einsum lacks it
+        return np.asarray(np.einsum(eq, *[x.astype("float32") for x in xs])).astype(
+            xs[0].dtype)
     return np.asarray(np.einsum(eq, *xs)).astype(xs[0].dtype)
 
 
@@ -364,7 +368,7 @@ def _one_hot_ref(idx, on, off, attrs):
     axis = attrs.axis + idx.ndim + 1 if attrs.axis < 0 else attrs.axis
     hit = np.expand_dims(idx, axis) == np.arange(attrs.depth).reshape(
         [-1 if k == axis else 1 for k in range(idx.ndim + 1)])
-    return np.where(hit, on, off).astype(attrs.dtype)
+    return cast_values(np.where(hit, on, off), attrs.dtype)
 
 
 register_op("one_hot", rel=_one_hot_rel, ref=_one_hot_ref, pattern=OpPattern.INJECTIVE,

@@ -140,25 +140,30 @@ class Resize3DAttrs(Resize2DAttrs):
 
 def source_coordinate(mode: str, x, in_size: int, out_size: int, scale: float, roi):
     """ONNX's map from output index ``x`` to the input coordinate (numpy or TE exprs:
-    only arithmetic on ``x``, the rest are Python numbers)."""
+    only arithmetic on ``x``, the rest are Python numbers).
+
+    Scales divide, as ONNX writes them: no product here meets an addition, so a C
+    compiler's multiply-add contraction cannot move a coordinate that is exactly an
+    integer (``(4 + 0.5) * (1/3) - 0.5`` fused is 0.9999999999999999, which picks
+    another pixel than 1.0 does)."""
     out_float = scale * in_size
     if mode == "align_corners":
-        return x * 0.0 if out_float == 1 else x * ((in_size - 1) / (out_float - 1))
+        return x * 0.0 if out_float == 1 else x * float(in_size - 1) / (out_float - 1)
     if mode == "asymmetric":
-        return x * (1.0 / scale)
+        return x / scale
     if mode == "tf_half_pixel_for_nn":
-        return (x + 0.5) * (1.0 / scale)
+        return (x + 0.5) / scale
     if mode == "tf_crop_and_resize":
         start, end = roi
         if out_float == 1:
             return x * 0.0 + (end - start) * (in_size - 1) / 2 + start * (in_size - 1)
-        return x * ((end - start) * (in_size - 1) / (out_float - 1)) + start * (in_size - 1)
+        return x * ((end - start) * (in_size - 1)) / (out_float - 1) + start * (in_size - 1)
     if mode == "pytorch_half_pixel" and out_float == 1:
         return x * 0.0 - 0.5
     if mode == "half_pixel_symmetric":
         offset = in_size / 2 * (1 - out_size / out_float)
-        return (x + 0.5) * (1.0 / scale) - 0.5 + offset
-    return (x + 0.5) * (1.0 / scale) - 0.5  # half_pixel, pytorch_half_pixel
+        return (x + 0.5) / scale - 0.5 + offset
+    return (x + 0.5) / scale - 0.5  # half_pixel, pytorch_half_pixel
 
 
 def cubic_weights(t, a: float):
@@ -198,6 +203,16 @@ def _nearest(x: np.ndarray, rounding: str) -> np.ndarray:
 def axis_weights(attrs, j: int, in_size: int) -> tuple[np.ndarray, np.ndarray]:
     """Axis ``j`` as a dense ``(out, in)`` float64 matrix, and the mask of output
     positions that take ``extrapolation_value`` instead."""
+    taps, weights, outside = axis_taps(attrs, j, in_size)
+    matrix = np.zeros((attrs.size[j], in_size))
+    rows = np.broadcast_to(np.arange(attrs.size[j])[:, None], taps.shape)
+    np.add.at(matrix, (rows, taps), weights)
+    return matrix, outside
+
+
+def axis_taps(attrs, j: int, in_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Axis ``j``'s taps: ``(out, k)`` clamped input indices and their float64 weights,
+    and the mask of output positions that take ``extrapolation_value`` instead."""
     out_size = attrs.size[j]
     x = source_coordinate(attrs.coordinate_transformation_mode,
                           np.arange(out_size, dtype="float64"), in_size, out_size,
@@ -231,10 +246,7 @@ def axis_weights(attrs, j: int, in_size: int) -> tuple[np.ndarray, np.ndarray]:
             if attrs.cubic_exclude:
                 weights = np.where((taps >= 0) & (taps < in_size), weights, 0.0)
                 weights = weights / weights.sum(axis=1, keepdims=True)
-    matrix = np.zeros((out_size, in_size))
-    rows = np.broadcast_to(np.arange(out_size)[:, None], taps.shape)
-    np.add.at(matrix, (rows, np.clip(taps, 0, in_size - 1).astype("int64")), weights)
-    return matrix, outside
+    return np.clip(taps, 0, in_size - 1).astype("int64"), weights, outside
 
 
 # ---------------------------------------------------------------- relation and reference
@@ -257,17 +269,30 @@ def _resize_rel(types, attrs):
 def _resize_ref(data, attrs):
     dtype = attrs.out_dtype or data.dtype.name
     lay, sp = attrs.layout, attrs._spatial
-    x = data.astype("float64")
+    nearest = attrs.method == "nearest_neighbor"
+    x = data if nearest else data.astype("float64")  # nearest copies: int64 stays exact
     outside = False
     for j, a in enumerate(sp):
+        # a sum over the taps (as the kernels compute), not a product with the dense
+        # weight matrix, whose zero entries would spread a NaN or Inf across the axis
         axis = lay.index(a)
-        matrix, out_j = axis_weights(attrs, j, data.shape[axis])
-        x = np.moveaxis(np.tensordot(matrix, x, axes=([1], [axis])), 0, axis)
+        taps, weights, out_j = axis_taps(attrs, j, data.shape[axis])
+        shape = [1] * x.ndim
+        shape[axis] = -1
+        if nearest:
+            x = np.take(x, taps[:, 0], axis=axis)
+        else:
+            x = sum(np.take(x, taps[:, k], axis=axis) * weights[:, k].reshape(shape)
+                    for k in range(taps.shape[1]))
         mask_shape = [1] * x.ndim
         mask_shape[axis] = -1
         outside = outside | out_j.reshape(mask_shape)
-    x = np.where(outside, attrs.extrapolation_value, x)
-    if not is_float(dtype):
+    if np.any(outside):
+        fill = attrs.extrapolation_value
+        if x.dtype.kind in "iu":  # rounded half to even, like every integer result
+            fill = np.asarray(np.round(fill)).astype(x.dtype)
+        x = np.where(outside, fill, x)
+    if not is_float(dtype) and x.dtype.kind == "f":
         x = np.round(x)
     return x.astype(dtype)
 
@@ -448,13 +473,16 @@ def _grid_sample_ref(data, grid, attrs):
     batch = np.arange(n).reshape((n,) + (1,) * (g.ndim - 2))
     out = 0.0
     for choice in itertools.product(*per_axis):
-        value = np.moveaxis(x[(batch, slice(None), *(i.astype("int64") for i, _, _ in choice))],
-                            -1, 1)
-        weight, inside = np.ones((n, *g.shape[2:])), True
+        # a NaN coordinate reads index 0, as the kernels' float-to-int cast gives
+        index = (np.where(np.isnan(i), 0.0, i).astype("int64") for i, _, _ in choice)
+        value = np.moveaxis(x[(batch, slice(None), *index)], -1, 1)
+        inside = True
         for _, ok, w in choice:
-            weight = weight * (1.0 if w is None else w)
+            value = value * (1.0 if w is None else np.expand_dims(w, 1))
             inside = inside & (True if ok is None else ok)
-        out = out + np.expand_dims(np.where(inside, weight, 0.0), 1) * value
+        if inside is not True:  # zeros padding: a tap outside adds 0
+            value = np.where(np.expand_dims(inside, 1), value, 0.0)
+        out = out + value
     return np.asarray(out, "float64").astype(data.dtype)
 
 

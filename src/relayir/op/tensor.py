@@ -56,10 +56,18 @@ def _floor_mod(a, b, attrs=None):
 
 
 def _power(a, b, attrs=None):
-    if not is_float(a.dtype.name) and np.any(b < 0):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.power(a.astype("float64"), b).astype(a.dtype)
-    return np.power(a, b)
+    """Integer powers wrap like repeated multiplication; a negative exponent gives the
+    truncated ``1 / a**-b``: 1 for ``a == 1``, +-1 for ``a == -1``, else 0 (0 for
+    ``a == 0`` too, where numpy raises)."""
+    if is_float(a.dtype.name):
+        return np.power(a, b)
+    negative = b < 0
+    out = np.power(a, np.where(negative, 0, b).astype(b.dtype))
+    if not negative.any():
+        return out
+    odd = (b & 1).astype(bool)
+    inverse = np.where(a == 1, 1, np.where((a == -1) & odd, -1, np.where(a == -1, 1, 0)))
+    return np.where(negative, inverse, out).astype(out.dtype)
 
 
 def _binary(fn):

@@ -32,9 +32,35 @@ def _cast_rel(types, attrs):
     return TensorType(tensor(types[0]).shape, attrs.dtype)
 
 
-def _cast_ref(x, attrs):
+def _float_to_int(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Truncation toward zero; NaN gives 0 and out-of-range values saturate. numpy
+    leaves these undefined (x86 gives INT_MIN, or wraps through a wider type, and its
+    scalar and vector paths differ), so the rule is pinned here and in the C printer."""
+    info = np.iinfo(dtype)
+    signed = info.min < 0
+    hi = float(2 ** (info.bits - 1 if signed else info.bits))  # powers of two: exact
+    lo = -hi if signed else -1.0
+    wide = x.astype("float64")
+    over, under = wide >= hi, wide <= lo
+    with np.errstate(invalid="ignore"):
+        out = np.where(np.isnan(wide) | over | under, 0, wide).astype(dtype)
+    out[over] = info.max
+    out[under] = info.min
+    return out
+
+
+def cast_values(x, dtype) -> np.ndarray:
+    """``x`` converted to ``dtype`` as every reference converts values (``cast``, a fill
+    value, ...): floats to integers by ``_float_to_int``, the rest as numpy's astype."""
+    x, dtype = np.asarray(x), np.dtype(dtype)
+    if is_float(x.dtype.name) and dtype.kind in "iu":
+        return _float_to_int(x, dtype)
     with np.errstate(invalid="ignore", over="ignore"):
-        return x.astype(attrs.dtype)
+        return x.astype(dtype)
+
+
+def _cast_ref(x, attrs):
+    return cast_values(x, attrs.dtype)
 
 
 register_op("cast", rel=_cast_rel, ref=_cast_ref, pattern=OpPattern.ELEMWISE, num_inputs=1,

@@ -17,6 +17,7 @@ from ..type_rel import (
     tensors,
 )
 from ._common import _attr_shape
+from .convert import cast_values
 
 # ---------------------------------------------------------------- creation: zeros, ones, full
 
@@ -60,7 +61,7 @@ def _full_rel(types, attrs):
 
 
 def _full_ref(fill, attrs):
-    return np.full(attrs.shape, fill, dtype=attrs.dtype or fill.dtype)
+    return np.full(attrs.shape, cast_values(fill, attrs.dtype or fill.dtype))
 
 
 register_op("full", rel=_full_rel, ref=_full_ref, pattern=OpPattern.ELEMWISE, num_inputs=1,
@@ -82,7 +83,7 @@ register_op("zeros_like", rel=_like_rel, ref=lambda x, attrs=None: np.zeros_like
 register_op("ones_like", rel=_like_rel, ref=lambda x, attrs=None: np.ones_like(x),
             pattern=OpPattern.ELEMWISE, num_inputs=1)
 register_op("full_like", rel=_full_like_rel,
-            ref=lambda x, fill, attrs=None: np.full_like(x, fill),
+            ref=lambda x, fill, attrs=None: np.full_like(x, cast_values(fill, x.dtype)),
             pattern=OpPattern.ELEMWISE, num_inputs=2, arg_names=("data", "fill_value"))
 
 

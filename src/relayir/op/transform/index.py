@@ -87,7 +87,10 @@ def _strided_slice_ref(x, attrs):
     index = [slice(None)] * x.ndim
     for axis, b, e, s in slice_plan(x.shape, attrs):
         r = slice_range(x.shape[axis], b, e, s, attrs.slice_mode)
-        index[axis] = slice(r.start, r.stop if r.stop >= 0 else None, r.step)
+        # an empty range may start at -1 (x[-4:-4:-2] of 3 items), which a slice would
+        # read as the last item
+        index[axis] = slice(r.start, r.stop if r.stop >= 0 else None, r.step) if len(r) \
+            else slice(0, 0)
     return x[tuple(index)]
 
 

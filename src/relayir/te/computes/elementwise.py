@@ -14,6 +14,26 @@ from ..tensor import compute
 from .common import COMPUTE, elementwise, norm_axis
 
 
+def _wrapping(op):
+    """``op`` of 32/64-bit signed integers computed on their unsigned images: it wraps
+    like numpy's instead of overflowing, which C leaves undefined (gcc then assumes
+    ``abs(x) >= 0``, and ``relu(abs(INT_MIN))`` came out INT_MIN). Narrower integers are
+    computed in ``int`` and cast back by the C printer; floats are left alone."""
+
+    def fn(a, b):
+        if a.dtype not in ("int32", "int64"):
+            return op(a, b)
+        u = "u" + a.dtype
+        return E.cast(a.dtype, op(E.cast(u, a), E.cast(u, b)))
+
+    return fn
+
+
+_add = _wrapping(lambda a, b: a + b)
+_subtract = _wrapping(lambda a, b: a - b)
+_multiply = _wrapping(lambda a, b: a * b)
+
+
 def _floor_divide(a, b):
     return E.floor(a / b) if E.is_float(a.dtype) else E.FloorDiv(a, b)
 
@@ -27,9 +47,9 @@ def _power(a, b):
 
 
 _BINARY = {
-    "add": lambda a, b: a + b,
-    "subtract": lambda a, b: a - b,
-    "multiply": lambda a, b: a * b,
+    "add": _add,
+    "subtract": _subtract,
+    "multiply": _multiply,
     "divide": E.divide,
     "floor_divide": _floor_divide,
     "mod": _mod,
@@ -53,8 +73,21 @@ def _sign(x):
     if E.is_unsigned(x.dtype):
         return E.cast(x.dtype, x > 0)
     zero, one = E.const(0, x.dtype), E.const(1, x.dtype)
-    # select(x > 0, 1, select(x < 0, -1, x)) keeps NaN (and the sign of zero) like numpy
-    return E.select(x > zero, one, E.select(x < zero, -one, x))
+    if not E.is_float(x.dtype):
+        return E.select(x > zero, one, E.select(x < zero, -one, zero))
+    # numpy: NaN stays NaN, and both zeros give +0.0
+    return E.select(x > zero, one, E.select(x < zero, -one, E.select(E.isnan(x), x, zero)))
+
+
+def _negative(x):
+    # 0 - x would turn +0.0 into +0.0; numpy's -x flips the sign bit of every float
+    return x * E.const(-1, x.dtype) if E.is_float(x.dtype) else _subtract(E.const(0, x.dtype), x)
+
+
+def _abs(x):
+    if E.is_float(x.dtype) or E.is_unsigned(x.dtype):
+        return E.abs(x)
+    return E.select(x < E.const(0, x.dtype), _negative(x), x)  # abs(INT_MIN) wraps
 
 
 _UNARY = {
@@ -74,8 +107,8 @@ _UNARY = {
     "sin": E.sin,
     "cos": E.cos,
     "tan": E.tan,
-    "abs": E.abs,
-    "negative": lambda x: -x,
+    "abs": _abs,
+    "negative": _negative,
     "sign": _sign,
     "copy": lambda x: x,
     "logical_not": E.Not,

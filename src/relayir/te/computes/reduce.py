@@ -7,6 +7,9 @@ numpy's same-dtype accumulation does once cast back.
 
 from __future__ import annotations
 
+import math
+import sys
+
 from ...op.reduce import reduce_axes
 from .. import expr as E
 from .. import tensor as te
@@ -59,6 +62,16 @@ class _Geometry:
         return compute(self.shape if shape is None else shape, body, name=name, tag="reduce")
 
 
+def _reduce(combiner: str, source: E.Expr, rv: list, acc_dtype: str | None = None,
+            dtype: str | None = None) -> E.Expr:
+    """``te``'s reduction over ``rv``; over no axes at all (``exclude`` of every axis)
+    the element itself, cast as the reduction would (a Reduce needs an axis to lower)."""
+    if rv:
+        return te._reducer(combiner)(source, rv, acc_dtype=acc_dtype, dtype=dtype)
+    value = source if acc_dtype is None else E.cast(acc_dtype, source)
+    return E.cast(dtype or source.dtype, value)
+
+
 def _simple(combiner: str, acc=None):
     def rule(attrs, inputs, out):
         g = _Geometry(inputs[0], attrs)
@@ -66,8 +79,7 @@ def _simple(combiner: str, acc=None):
         acc_dtype = acc(dtype) if acc else None
 
         def body(i, rv, read):
-            r = te._reducer(combiner)(read(rv), rv, acc_dtype=acc_dtype, dtype=dtype)
-            return r
+            return _reduce(combiner, read(rv), rv, acc_dtype=acc_dtype, dtype=dtype)
 
         return g.reduce(body, combiner)
 
@@ -86,7 +98,7 @@ def _mean_of(i, rv, read, g: _Geometry, dtype: str, value=None) -> E.Expr:
     """The mean over the reduce axes of ``value(read(rv))`` (default: the element)."""
     src = read(rv) if value is None else value(read(rv))
     acc = float_acc(dtype)
-    total = te.sum(src, rv, acc_dtype=acc, dtype=acc)
+    total = _reduce("sum", src, rv, acc_dtype=acc, dtype=acc)
     if E.is_float(dtype):
         return E.cast(dtype, total / E.cast(acc, g.count))
     wrapped = E.cast(acc, E.cast(dtype, total))  # numpy sums in the input dtype
@@ -99,14 +111,42 @@ def mean(attrs, inputs, out):
     return g.reduce(lambda i, rv, read: _mean_of(i, rv, read, g, inputs[0].dtype), "mean")
 
 
+def _nan_first_key(v: E.Expr, combiner: str) -> E.Expr:
+    """A float32/float16 value as a float64 key that orders NaN beyond every number and
+    keeps the infinities beyond every finite value: NaN -> +-inf, +-inf -> +-DBL_MAX."""
+    sign = 1.0 if combiner == "argmax" else -1.0
+    inf = E.const(sign * math.inf, v.dtype)
+    key = E.select(E.equal(v, inf), E.const(sign * sys.float_info.max, "float64"),
+                   E.cast("float64", v))
+    return E.select(E.isnan(v), E.const(sign * math.inf, "float64"), key)
+
+
 def _arg(combiner: str):
+    """numpy's ``argmax``/``argmin``: the first NaN's index when there is a NaN (the last
+    one under ``select_last_index``), else the first (last) extreme."""
+
     def rule(attrs, inputs, out):
-        g = _Geometry(inputs[0], attrs)
+        x = inputs[0]
+        g = _Geometry(x, attrs)
+        last = attrs.select_last_index
+
+        def arg(rv, source, how=combiner):
+            if not rv:  # no axes: the one element is the extreme
+                return E.const(0, "int32")
+            index = ravel([r.var for r in rv], g.extents)
+            return E.Reduce(how, source, rv, "int32", index=index, last=last)
 
         def body(i, rv, read):
-            index = ravel([r.var for r in rv], g.extents)
-            return E.Reduce(combiner, read(rv), rv, "int32", index=index,
-                            last=attrs.select_last_index)
+            v = read(rv)
+            if not E.is_float(x.dtype):
+                return arg(rv, v)
+            if x.dtype != "float64":  # one pass over a widened key
+                return arg(rv, _nan_first_key(v, combiner))
+            # float64 has no wider type: the NaN's index when there is one, else the plain
+            rn, ra = g.rvars(), g.rvars()
+            has_nan = _reduce("or", E.isnan(read(rn)), rn)
+            first_nan = arg(ra, E.cast("int8", E.isnan(read(ra))), "argmax")
+            return E.select(has_nan, first_nan, arg(rv, v))
 
         return g.reduce(body, combiner)
 
@@ -129,7 +169,7 @@ def _variance(attrs, x: Tensor, name: str) -> Tensor:
     def body(i, rv, read):
         m = mean_t[g.keep_index(i)]
         d = E.cast(acc, read(rv)) - m
-        return te.sum(d * d, rv, dtype=acc) / denom
+        return _reduce("sum", d * d, rv, dtype=acc) / denom
 
     return g.reduce(body, name)
 
@@ -152,7 +192,7 @@ def std(attrs, inputs, out):
 def logsumexp(attrs, inputs, out):
     x = inputs[0]
     keep = _Geometry(x, attrs, keepdims=True)
-    m = keep.reduce(lambda i, rv, read: te.max(read(rv), rv), "max")
+    m = keep.reduce(lambda i, rv, read: _reduce("max", read(rv), rv), "max")
     zero = E.const(0, x.dtype)
     g = _Geometry(x, attrs)
     acc = float_acc(x.dtype)
@@ -160,7 +200,7 @@ def logsumexp(attrs, inputs, out):
     def body(i, rv, read):
         mi = m[g.keep_index(i)]
         shift = E.select(E.isfinite(mi), mi, zero)
-        total = te.sum(E.exp(read(rv) - shift), rv, acc_dtype=acc, dtype=acc)
+        total = _reduce("sum", E.exp(read(rv) - shift), rv, acc_dtype=acc, dtype=acc)
         return E.cast(x.dtype, E.log(total) + E.cast(acc, shift))
 
     return g.reduce(body, "logsumexp")
