@@ -54,15 +54,9 @@ def _bounded(op: str) -> bool:
 # Records whose edge-value variants meet a bug in a file this test's owner does not edit
 # (see relayir.testing.fuzz_known): (op, note, attrs that must match, variant) -> "route";
 # the xfail is strict, so a fix shows up here.
-_KNOWN = {
-    # te/computes/image.py _TE_OPS["clip"] clamps with ``x * 0.0 + hi``: an infinite
-    # grid coordinate under border padding becomes NaN, not the border (np.clip in the
-    # reference).
-    ("image.grid_sample", "nearest-border", (), "special"): "route",
-    ("image.grid_sample", "", (), "special"): "route",
-    # codegen/routines_recurrent.py rl_rnn_block: relu is ``acc > 0 ? acc : 0``, which
-    # turns NaN into 0 (np.maximum keeps it).
-    ("nn.rnn_sequence", "", (("activation", "relu"),), "special"): "route",
+_KNOWN: dict = {
+    # (op, case note, attrs, "special" | "random") -> why the cpu kernel still differs;
+    # empty since the grid_sample border clamp and the RNN's relu keep numpy's rules.
 }
 
 

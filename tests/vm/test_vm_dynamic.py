@@ -193,6 +193,18 @@ def test_a_dynamic_dim_that_would_broadcast_is_refused(target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
+def test_a_dynamic_dim_of_one_broadcasts_against_a_static_dim(target):
+    x = relay.var("x", TensorType((Any(), 4), "float32"))
+    y = relay.var("y", TensorType((3, 4), "float32"))
+    mod = relay.IRModule.from_expr(relay.Function([x, y], relay.nn.relu(x) * y))
+    vm = relay.vm.VirtualMachine(relay.vm.compile(mod, target=target))
+    b = np.arange(12, dtype="float32").reshape(3, 4)
+    for rows in (1, 3):  # 1: the kernel reads row 0 of x for every output row
+        a = np.linspace(-1, 1, rows * 4, dtype="float32").reshape(rows, 4)
+        np.testing.assert_array_equal(vm.run(a, b), np.maximum(a, 0) * b)
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_data_dependent_ops_run_by_their_references(target):
     from relayir.op import dynamic as dyn
 

@@ -288,7 +288,7 @@ static inline __attribute__((always_inline)) void rl_rnn_block_$S(
     $T* restrict yr = y + r * hidden;
     if (relu) {
       #pragma omp simd
-      for (int64_t v = 0; v < n; ++v) yr[v] = a[v] > 0 ? a[v] : ($T)0;
+      for (int64_t v = 0; v < n; ++v) yr[v] = rl_max_$S(a[v], ($T)0);  /* keeps NaN */
     } else {
       #pragma omp simd
       for (int64_t v = 0; v < n; ++v) yr[v] = rl_tanh_$S(a[v]);

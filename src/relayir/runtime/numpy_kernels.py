@@ -131,10 +131,11 @@ class NumpyKernel(Kernel):
         self.input_types = tuple(t for p in func.params for t in flatten_type(p.checked_type))
         self.output_types = tuple(flatten_type(func.checked_type.ret_type))
         self._evaluate, self._single = _compile(func)
-        # the body is one op call on the params in order: call its reference directly
+        # the body is one op call on the params in order returning one tensor (not a
+        # 1-tuple, whose reference returns a sequence): call its reference directly
         body = func.body
         self._single_ref = (body.op.reference, body.attrs) \
-            if self._single and len(self.output_types) == 1 else None
+            if self._single and isinstance(func.checked_type.ret_type, TensorType) else None
 
     def source(self) -> str:
         """The primitive function as Relay text (without type comments: parseable)."""

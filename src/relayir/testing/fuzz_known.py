@@ -33,62 +33,11 @@ KNOWN = [
           "shapes and raises ShapeError. One of the two should give way: check relations "
           "at run time in the interpreter, or let the relation accept the empty output",
           r"^vm/\w+ crash .*ShapeError: kernel \w+: \S+ cannot take input shapes"),
-    Known("relation-passes-symbolic-dim", "op/nn/depth_space.py _depth_space_rel, "
-          "op/nn/dense_pack.py _dense_pack_rel",
-          "these relations pass a non-static dim through unchanged where the output is a "
-          "multiple or a quotient of it (``dims['H'] // b if _static(...) else "
-          "dims['H']``, ``weight.shape[0] * n if _static(...) else weight.shape[0]``): "
-          "harmless for Any, wrong for the cpu VM's named dims, which then fail at run "
-          "time ('dim anydim0 is 4 in one place and 2 in another'); a non-static dim "
-          "should become Any() unless the factor is 1",
-          r"^vm/cpu crash .*(space_to_depth|depth_to_space|contrib_dense_pack).*is \d+ in "
-          r"one place and \d+ in another"),
     Known("vm-dynamic-broadcast-of-one", "vm/shape_func.py _check_broadcast",
           "the cpu VM's kernels assume Any dims meeting in a broadcast are equal: an Any "
           "dim that is 1 at run time against a larger one is refused with ShapeError "
           "(the interpreter, numpy VM and Relay's types accept it)",
           r"^vm/cpu crash .*ShapeError: .*broadcasts dynamic dim .*equal dims"),
-    Known("scatter-nd-no-update-axes", "te/computes/scatter.py (scatter_nd) / tir/loops.py "
-          "use_block",
-          "scatter_nd whose indices are (M,) (one update, no update axes) with mode add/mul/"
-          "min/max builds a Reduce over zero axes; lowering it calls max() of an empty "
-          "sequence (ValueError) on the cpu target",
-          r"^\w+/cpu crash .*scatter_nd.*max\(\) arg is an empty sequence"),
-    Known("rnn-relu-drops-nan", "codegen/routines_recurrent.py rl_rnn_block",
-          "nn.rnn_sequence(activation=\"relu\") on the cpu target applies relu as "
-          "``acc > 0 ? acc : 0``, which turns NaN into 0 (np.maximum keeps NaN); "
-          "``rl_max_$S(acc, 0)`` from HEADER has numpy's rule (also seen: -inf where "
-          "the reference gives NaN, seed 1710)",
-          r"^\w+/cpu mismatch .*nn\.rnn_sequence\(activation=relu.*want \[nan"),
-    Known("grid-sample-border-inf", "te/computes/image.py _TE_OPS['clip']",
-          "image.grid_sample with border padding clamps coordinates with "
-          "``select(x > hi, x * 0.0 + hi, x)``: an infinite grid coordinate gives NaN "
-          "(inf * 0) instead of the border (np.clip in the reference); "
-          "``E.const(hi, x.dtype)`` is the fix",
-          r"^\w+/cpu mismatch .*image\.grid_sample\([^)]*padding_mode=border"),
-    Known("resize-int-extrapolation", "te/computes/image.py resize",
-          "image.resize*d of integer data with tf_crop_and_resize and a fractional "
-          "extrapolation_value: ``E.const(extrapolation_value, int dtype)`` raises "
-          "LoweringError on the cpu target; the reference rounds it half to even "
-          "(np.round) like every other integer result",
-          r"^\w+/cpu crash .*image\.resize\dd.*cannot make an u?int\d+ constant"),
-    Known("numpy-kernel-one-tuple", "runtime/numpy_kernels.py (the _single_ref fast path)",
-          "a primitive function that is one call of an op returning a 1-tuple (split with "
-          "indices_or_sections=1) runs on the numpy target through the single-reference "
-          "path, which stores np.asarray(tuple) -- a leading axis of 1 -- and fails: "
-          "'output 0 computed shape (1, 4, 5, 1), but its type says (4, 5, 1)'",
-          r"^\w+/numpy crash .*KernelError: kernel \w+: output 0 computed shape \(1, "),
-    Known("matmul-zero-units", "tir/matmul.py tile_shape (most_rows)",
-          "a dense/matmul whose output has 0 columns (nn.dense with a (0, k) weight) "
-          "divides by the vector count nv = 0 while choosing the register tile: "
-          "ZeroDivisionError on the cpu target instead of an empty result",
-          r"^\w+/cpu crash .*(nn\.dense|nn\.matmul|nn\.batch_matmul|contrib_dense_pack).*"
-          r"ZeroDivisionError"),
-    Known("dyn-resize-layout", "op/dynamic_params.py _resize_rel",
-          "dyn.image.resize{1,2,3}d's relation marks the trailing axes dynamic whatever "
-          "the layout: with NWC/NHWC/NDHWC it types the channel axis ? and the spatial "
-          "ones static, while the reference honours the layout",
-          r"^relation/reference type .*dyn\.image\.resize\dd: "),
 ]
 
 

@@ -290,7 +290,7 @@ class _Tiler:
         if p.packed:
             nv = max(1, -(-sched.tile_n // lanes))
             if n is not None:
-                nv = min(nv, -(-n // lanes))
+                nv = max(1, min(nv, -(-n // lanes)))  # n = 0: an empty output, any tile
         else:
             nv = p.width // lanes
 

@@ -256,8 +256,14 @@ class ShapeFunction:
                 lead = node.attrs.axis % len(out.shape)
             else:  # numpy's rule: shapes align at their last axes
                 lead = len(out.shape) - len(concrete.shape)
+            out_dims = node.checked_type.shape
             for axis, (d, n) in enumerate(zip(declared.shape, concrete.shape)):
-                if not isinstance(d, int) and lead + axis >= 0 and n != out.shape[lead + axis]:
+                # a dynamic dim of 1 broadcasts when it is not the output's own dim: the
+                # kernel tests it then (te broadcast_read); one named like the output's
+                # is read at the output's index
+                tested = n == 1 and not per_axis and d != out_dims[lead + axis]
+                if (not isinstance(d, int) and lead + axis >= 0 and not tested
+                        and n != out.shape[lead + axis]):
                     raise ShapeError(
                         f"kernel {self.name}: {node.op.name} broadcasts dynamic dim {d} "
                         f"(= {n}) to {out.shape[lead + axis]}; the kernel was compiled for "

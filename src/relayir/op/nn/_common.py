@@ -87,6 +87,14 @@ def _static(*dims) -> bool:
     return all(isinstance(d, int) for d in dims)
 
 
+def _scaled(dim, multiply: int = 1, divide: int = 1):
+    """``dim * multiply // divide``; a non-static dim stays itself only when the factor is
+    1 (a named dim must keep meaning one size), else it becomes ``Any()``."""
+    if _static(dim):
+        return dim * multiply // divide
+    return dim if multiply == divide == 1 else Any()
+
+
 def _out_dtype(attrs, a: TensorType, b: TensorType, names) -> str:
     """Inputs may differ in dtype only when ``out_dtype`` says what the result is."""
     if attrs.out_dtype:

@@ -21,7 +21,7 @@ from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import TensorType
 from ..attrs_util import set_fields
 from ..type_rel import dim_may_equal, fail, tensors
-from ._common import _acc_dtype, _dtype_attr, _out_dtype, _positive, _rank, _static
+from ._common import _acc_dtype, _dtype_attr, _out_dtype, _positive, _rank, _scaled
 
 _LAYOUT = re.compile(r"NC(\d+)n")
 
@@ -60,7 +60,7 @@ def _dense_pack_rel(types, attrs):
              f"{where}")
     if not dim_may_equal(data.shape[-1], weight.shape[1]):
         fail(f"in-features mismatch: {where}")
-    units = weight.shape[0] * n if _static(weight.shape[0]) else weight.shape[0]
+    units = _scaled(weight.shape[0], multiply=n)
     if attrs.units is not None:
         if not dim_may_equal(units, attrs.units):
             fail(f"units={attrs.units} but weight gives {units} output units: {where}")

@@ -16,7 +16,7 @@ from ...ir.types import TensorType
 from ..attrs_util import set_fields
 from ..image import Resize2DAttrs, _resize_ref
 from ..type_rel import fail, tensor
-from ._common import _from_canonical, _layout, _positive, _static, _to_canonical
+from ._common import _from_canonical, _layout, _positive, _scaled, _static, _to_canonical
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,16 +41,14 @@ def _depth_space_rel(types, attrs, to_space: bool):
     if to_space:
         if _static(dims["C"]) and dims["C"] % (b * b):
             fail(f"channels must be a multiple of block_size**2 = {b * b}, found {data}")
-        dims.update(C=dims["C"] // (b * b) if _static(dims["C"]) else dims["C"],
-                    H=dims["H"] * b if _static(dims["H"]) else dims["H"],
-                    W=dims["W"] * b if _static(dims["W"]) else dims["W"])
+        dims.update(C=_scaled(dims["C"], divide=b * b), H=_scaled(dims["H"], multiply=b),
+                    W=_scaled(dims["W"], multiply=b))
     else:
         for a in "HW":
             if _static(dims[a]) and dims[a] % b:
                 fail(f"{a} must be a multiple of block_size {b}, found {data}")
-        dims.update(C=dims["C"] * b * b if _static(dims["C"]) else dims["C"],
-                    H=dims["H"] // b if _static(dims["H"]) else dims["H"],
-                    W=dims["W"] // b if _static(dims["W"]) else dims["W"])
+        dims.update(C=_scaled(dims["C"], multiply=b * b), H=_scaled(dims["H"], divide=b),
+                    W=_scaled(dims["W"], divide=b))
     return TensorType(tuple(dims[a] for a in attrs.layout), data.dtype)
 
 

@@ -38,12 +38,19 @@ def static(d) -> int | None:
     return None if v is None else int(v)
 
 
-def broadcast_read(t: Tensor, index: tuple) -> E.Expr:
-    """``t`` read at an output index under numpy broadcasting (trailing dims aligned)."""
+def broadcast_read(t: Tensor, index: tuple, out_shape: tuple | None = None) -> E.Expr:
+    """``t`` read at an output index under numpy broadcasting (trailing dims aligned).
+    A symbolic dim of ``t`` that is not the output's own dim (``out_shape``) may be 1 at
+    run time (an ``Any`` dim broadcast against a larger one): it reads index 0 then."""
     lead = len(index) - t.ndim
     idx = []
     for k, d in enumerate(t.shape):
-        idx.append(E.IntImm(0) if static(d) == 1 else index[lead + k])
+        i = index[lead + k]
+        if static(d) == 1:
+            i = E.IntImm(0)
+        elif static(d) is None and out_shape is not None and d is not out_shape[lead + k]:
+            i = E.select(E.equal(d, E.IntImm(1)), E.IntImm(0), i)
+        idx.append(i)
     return t[tuple(idx)]
 
 
@@ -51,7 +58,7 @@ def elementwise(out: OutType, inputs, fn, name: str, tag: str = "elemwise") -> T
     """``out[i] = fn(*[x[i] broadcast])``."""
 
     def body(*i):
-        return fn(*[broadcast_read(x, i) for x in inputs])
+        return fn(*[broadcast_read(x, i, out.shape) for x in inputs])
 
     return compute(out.shape, body, name=name, tag=tag, dtype=out.dtype)
 

@@ -115,7 +115,10 @@ def resize(attrs, inputs, out):
             else:
                 total = value  # nearest: one exact read
         if outside:
-            fill = E.const(attrs.extrapolation_value, total.dtype)
+            fill = attrs.extrapolation_value
+            if not E.is_float(total.dtype):  # rounded half to even, like the reference
+                fill = round(fill)
+            fill = E.const(fill, total.dtype)
             total = E.select(_any(outside), fill, total)
         if E.is_float(total.dtype) and not E.is_float(out.dtype):
             total = E.rint(total)
@@ -187,8 +190,8 @@ def _where(cond, a, b):
 
 
 _TE_OPS = {"where": _where, "floor": E.floor, "rint": E.rint, "trunc": E.trunc,
-           "clip": lambda x, lo, hi: E.select(x < lo, x * 0.0 + lo,
-                                               E.select(x > hi, x * 0.0 + hi, x))}
+           "clip": lambda x, lo, hi: E.select(x < lo, E.const(lo, x.dtype),
+                                               E.select(x > hi, E.const(hi, x.dtype), x))}
 
 
 @COMPUTE.register("image.grid_sample")

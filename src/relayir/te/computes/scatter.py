@@ -56,6 +56,15 @@ def _combine(mode: str, data_value, matches, update_at, dtype):
     ``matches(rv)`` is the bool "update at reduce position rv lands here"; ``update_at``
     reads the update at a position (index exprs)."""
     rv = matches.rvars()
+    if not rv:  # one update per output position (no update axes): nothing to reduce
+        hit, value = matches.at(()), update_at(())
+        if mode == "update":
+            return E.select(hit, value, data_value)
+        if mode in ("add", "mul"):
+            value = E.select(hit, value, E.const(0 if mode == "add" else 1, dtype))
+            return data_value + value if mode == "add" else data_value * value
+        return E.select(hit, (E.Max if mode == "max" else E.Min)(data_value, value),
+                        data_value)
     if mode == "update":
         pos = E.Reduce("argmax", E.cast("int32", matches(rv)), tuple(rv), "int32",
                        index=ravel([r.var for r in rv], [r.extent for r in rv]), last=True)

@@ -173,7 +173,7 @@ def take(attrs, inputs, out):
 @COMPUTE.register("broadcast_to")
 def broadcast_to(attrs, inputs, out):
     x = inputs[0]
-    return compute(out.shape, lambda *i: broadcast_read(x, i), name="broadcast_to",
+    return compute(out.shape, lambda *i: broadcast_read(x, i, out.shape), name="broadcast_to",
                    tag="broadcast")
 
 
