@@ -22,16 +22,19 @@ layer only asks, so every executor picks tuning records up through this one path
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Collection, Sequence
 from typing import ClassVar
 
 import numpy as np
 
+from ..codegen import cache
 from ..codegen.c_printer import render_module
 from ..codegen.compiler import compile_source
-from ..ir.expr import Call, Function, Op
+from ..ir.expr import Call, Constant, Function, Op
 from ..ir.functor import post_order
+from ..ir.printer import astext
 from ..ir.types import TensorType, is_low_precision
 from ..runtime.c_kernels import CKernelLibrary, c_kernel_library
 from ..runtime.kernels import KernelError, KernelLibrary, flatten_type
@@ -71,6 +74,10 @@ def lower_cpu(functions: Functions, target: str | Target, reference: Collection[
     """The cpu target: generated C for every function it can express, compiled once
     (each under its tuned schedule where ``TunedSchedules.current()`` has one)."""
     tgt, tuned = Target.parse(target), TunedSchedules.current()
+    key = _lowered_key(functions, tgt, tuned, reference, dynamic)
+    cached = _cached_library(key, functions, target)
+    if cached is not None:
+        return cached
     host, lowered = [], []
     for name, fn in functions:
         if name in reference or uses_reference_only(fn):
@@ -93,6 +100,69 @@ def lower_cpu(functions: Functions, target: str | Target, reference: Collection[
         lowered.append(kernel)
     lib = compile_c_library(lowered, target)
     lib.kernels.update({name: NumpyKernel(name, fn) for name, fn in host})
+    _remember(key, lowered, lib.source, [name for name, _ in host])
+    return lib
+
+
+# --------------------------------------------------------------- the lowered-C cache
+# Lowering to loop IR and C is most of a cached build (the compiled object is already
+# cached by its source). A static module's C and kernel table are kept under a key over
+# every function's text and constants, its schedules, the target, the CPU and relayir's
+# own code (cache.code_fingerprint), so a hit skips tir entirely.
+
+
+def _lowered_key(functions: Functions, target: Target, tuned, reference, dynamic) -> str | None:
+    if dynamic or not cache.cache_enabled():
+        return None  # the VM's kernels may carry symbolic dims: not kept
+    digest = hashlib.sha256()
+    for name, fn in functions:
+        schedule = tuned.schedule_for(fn, target) if tuned else None
+        digest.update(f"{name}\n{name in reference}\n{schedule!r}\n".encode())
+        digest.update(astext(fn, show_meta_data=False).encode())
+        for node in post_order(fn.body):
+            if type(node) is Constant:
+                digest.update(node.data.dtype.str.encode() + repr(node.data.shape).encode())
+                digest.update(np.ascontiguousarray(node.data).tobytes())
+    return cache.cache_key(functions=digest.hexdigest(), target=str(target),
+                           host=cache.host_fingerprint(), code=cache.code_fingerprint())
+
+
+def _lowered_path(key: str):
+    return cache.cache_dir() / "lowered" / f"{key}.json"
+
+
+def _remember(key: str | None, lowered: Sequence, source: str, host: list[str]) -> None:
+    if key is None:
+        return
+    table = []
+    for k in lowered:
+        types = [*k.input_types, *k.output_types]
+        if k.dim_names or not all(isinstance(d, (int, np.integer)) for t in types
+                                  for d in t.shape):
+            return
+        table.append({"name": k.name,
+                      "inputs": [[list(map(int, t.shape)), t.dtype] for t in k.input_types],
+                      "outputs": [[list(map(int, t.shape)), t.dtype] for t in k.output_types]})
+    cache.publish_json({"source": source, "kernels": table, "host": host}, _lowered_path(key))
+
+
+def _cached_library(key: str | None, functions: Functions, target) -> CKernelLibrary | None:
+    entry = None if key is None else cache.read_json(_lowered_path(key))
+    if not isinstance(entry, dict):
+        return None
+    try:
+        fns = dict(functions)
+        types = [(k["name"], [TensorType(tuple(s), d) for s, d in k["inputs"]],
+                  [TensorType(tuple(s), d) for s, d in k["outputs"]], ()) for k in entry["kernels"]]
+        host = {name: NumpyKernel(name, fns[name]) for name in entry["host"]}
+        source = entry["source"]
+    except (KeyError, TypeError, ValueError):
+        return None  # a damaged entry is a miss; the fresh lowering overwrites it
+    if types:
+        lib = c_kernel_library(compile_source(source, name="model"), types, str(target), source)
+    else:
+        lib = CKernelLibrary({}, str(target), None, b"", "")
+    lib.kernels.update(host)
     return lib
 
 

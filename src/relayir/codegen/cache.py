@@ -3,6 +3,7 @@
 Layout under the cache directory::
 
     lib/<name>-<key>.so      published shared objects (and their .c source beside them)
+    lowered/<key>.json       a module's lowered C and kernel table (``backend.lowering``)
     tmp/<random>/            private build directories, one per compile
     failed/<name>-<key>.c    sources that did not compile, kept for the user
 
@@ -30,10 +31,13 @@ __all__ = [
     "cache_enabled",
     "cache_key",
     "clear_cache",
+    "code_fingerprint",
     "host_fingerprint",
     "keep_failed",
     "make_build_dir",
     "publish",
+    "publish_json",
+    "read_json",
 ]
 
 # Build directories older than this belong to a process that died mid-compile.
@@ -87,6 +91,42 @@ def host_fingerprint() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """sha256 of relayir's own Python sources: a cache of what the code DERIVES (lowered
+    C) must not outlive an edit of that code, which ``__version__`` does not track."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def read_json(path: Path):
+    """A published JSON file, or None when absent or unreadable (a cache miss)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def publish_json(value, final: Path) -> None:
+    """Write ``value`` as JSON to ``final`` atomically (a private temp file, then
+    ``os.replace``); a cache that cannot be written is skipped silently."""
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=final.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(value, f, separators=(",", ":"))
+        os.replace(tmp, final)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+
+
 def make_build_dir(root: Path | None, prefix: str) -> Path:
     """A fresh private directory for one compile: under ``root/tmp`` (same file
     system as ``root/lib``, which ``os.replace`` needs), or the system temp dir."""
@@ -134,7 +174,7 @@ def keep_failed(root: Path | None, source: str, stem: str) -> Path:
 def clear_cache(root: Path | None = None) -> None:
     """Delete every cached object (default: the current cache directory)."""
     root = cache_dir() if root is None else root
-    for sub in ("lib", "tmp", "failed"):
+    for sub in ("lib", "lowered", "tmp", "failed"):
         shutil.rmtree(root / sub, ignore_errors=True)
 
 
