@@ -19,13 +19,6 @@ class Known(NamedTuple):
 
 
 KNOWN = [
-    Known("vm-named-any-dim-vs-static", "vm/shape_func.py name_any_dims",
-          "the cpu VM names every Any dim (anydimN) and re-infers the kernel's types; a "
-          "relation that unifies dims outside broadcasting then refuses a named dim next "
-          "to a static one: einsum(ii->i) of Tensor[(?, 3)] fails to compile for the cpu "
-          "VM ('subscript i of operand 0 has size 3, but anydim0 elsewhere')",
-          r"^vm/cpu crash .*(anydim\d+ elsewhere|size anydim\d+, but"
-          r"|shapes do not broadcast.*anydim)"),
     Known("interp-skips-runtime-relation", "runtime/interpreter.py (or the op's relation)",
           "with Any dims the interpreter runs an op's reference on concrete shapes its type "
           "relation refuses (conv3d_transpose whose padding crops an output axis to 0: the "

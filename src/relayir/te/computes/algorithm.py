@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...op.algorithm import arange_length, einsum_dims, expand_einsum, one_hot_axis
+from ...op.algorithm import arange_length, expand_einsum, one_hot_axis
 from .. import expr as E
 from .. import tensor as te
 from ..tensor import compute
 from .common import (
     COMPUTE,
+    broadcast_index,
     declare_reference_only,
     elementwise,
     float_acc,
@@ -72,12 +73,28 @@ def trilu(attrs, inputs, out):
     return compute(out.shape, fn, name="trilu", tag="injective")
 
 
+def _letter_extents(terms, shapes, out_term, out_shape) -> dict:
+    """letter -> the extent its loop runs over: the output's dim for an output letter;
+    for a summed one a static extent other than 1 if an operand has one, else a
+    symbolic dim, else 1 (the type relation has checked that they agree)."""
+    dims = dict(zip(out_term, out_shape))
+    rank = {}  # 0: static 1, 1: symbolic, 2: static and not 1
+    for term, shape in zip(terms, shapes):
+        for c, d in zip(term, shape):
+            if c in out_term:
+                continue
+            v = static(d)
+            r = 1 if v is None else (0 if v == 1 else 2)
+            if r > rank.get(c, -1):
+                rank[c], dims[c] = r, (d if v is None else v)
+    return dims
+
+
 @COMPUTE.register("einsum")
 def einsum(attrs, inputs, out):
     xs = inputs[0]
     terms, out_term = expand_einsum(attrs.equation, [x.ndim for x in xs])
-    dims = einsum_dims(terms, [[static(d) if static(d) is not None else d for d in x.shape]
-                               for x in xs])
+    dims = _letter_extents(terms, [x.shape for x in xs], out_term, out.shape)
     summed = sorted({c for t in terms for c in t} - set(out_term))
     dtype = xs[0].dtype
     acc = float_acc(dtype) if dtype != "bool" else "bool"
@@ -87,8 +104,7 @@ def einsum(attrs, inputs, out):
         var = {**dict(zip(out_term, i)), **{c: r.var for c, r in rvars.items()}}
         term = None
         for x, t in zip(xs, terms):
-            idx = tuple(E.IntImm(0) if static(d) == 1 and dims[c] != 1 else var[c]
-                        for c, d in zip(t, x.shape))
+            idx = tuple(broadcast_index(d, dims[c], var[c]) for c, d in zip(t, x.shape))
             read = E.cast(acc, x[idx])
             term = read if term is None else term * read
         if not summed:

@@ -43,15 +43,19 @@ def broadcast_read(t: Tensor, index: tuple, out_shape: tuple | None = None) -> E
     A symbolic dim of ``t`` that is not the output's own dim (``out_shape``) may be 1 at
     run time (an ``Any`` dim broadcast against a larger one): it reads index 0 then."""
     lead = len(index) - t.ndim
-    idx = []
-    for k, d in enumerate(t.shape):
-        i = index[lead + k]
-        if static(d) == 1:
-            i = E.IntImm(0)
-        elif static(d) is None and out_shape is not None and d is not out_shape[lead + k]:
-            i = E.select(E.equal(d, E.IntImm(1)), E.IntImm(0), i)
-        idx.append(i)
-    return t[tuple(idx)]
+    return t[tuple(broadcast_index(d, None if out_shape is None else out_shape[lead + k],
+                                   index[lead + k]) for k, d in enumerate(t.shape))]
+
+
+def broadcast_index(dim, out_dim, i: E.Expr) -> E.Expr:
+    """The index along an input axis of extent ``dim`` read at output index ``i`` of an
+    axis of extent ``out_dim`` (None: unknown) under broadcasting: 0 for a static 1, a
+    run-time test for a symbolic dim that is not the output's own."""
+    if static(dim) == 1:
+        return E.IntImm(0)
+    if static(dim) is None and out_dim is not None and dim is not out_dim:
+        return E.select(E.equal(dim, E.IntImm(1)), E.IntImm(0), i)
+    return i
 
 
 def elementwise(out: OutType, inputs, fn, name: str, tag: str = "elemwise") -> Tensor:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from .. import expr as E
 from .. import tensor as te
 from ..tensor import Tensor, compute, extern
-from .common import COMPUTE, float_acc, norm_axis, prod
+from .common import COMPUTE, broadcast_index, float_acc, norm_axis, prod
 
 _ROUTINE_SUFFIX = {"float32": "f32", "float64": "f64"}  # dtypes with a C routine
 
@@ -93,7 +93,7 @@ def batch_matmul(attrs, inputs, out):
     k_extent = a.shape[1] if ta else a.shape[2]
 
     def batch(t, n):
-        return E.IntImm(0) if E.const_value(t.shape[0]) == 1 else n
+        return broadcast_index(t.shape[0], out.shape[0], n)
 
     def fn(n, m, j):
         na, nb = batch(a, n), batch(b, n)
