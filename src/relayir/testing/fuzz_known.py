@@ -19,13 +19,6 @@ class Known(NamedTuple):
 
 
 KNOWN = [
-    Known("interp-skips-runtime-relation", "runtime/interpreter.py (or the op's relation)",
-          "with Any dims the interpreter runs an op's reference on concrete shapes its type "
-          "relation refuses (conv3d_transpose whose padding crops an output axis to 0: the "
-          "reference returns an empty tensor); the VM re-runs the relation on the concrete "
-          "shapes and raises ShapeError. One of the two should give way: check relations "
-          "at run time in the interpreter, or let the relation accept the empty output",
-          r"^vm/\w+ crash .*ShapeError: kernel \w+: \S+ cannot take input shapes"),
     Known("vm-dynamic-broadcast-of-one", "vm/shape_func.py _check_broadcast",
           "the cpu VM's kernels assume Any dims meeting in a broadcast are equal: an Any "
           "dim that is 1 at run time against a larger one is refused with ShapeError "
