@@ -51,6 +51,10 @@ def test_verbose_in_a_pipe_prints_phases_and_passes(cli, mlp_relay, tmp_path):
     assert r.rc == 0
     assert f"importing {mlp_relay}: done in" in r.err
     assert "pass FuseOps" in r.err and "pass FoldConstant" in r.err
+    # kernel compilation: lowered and compiled, then served by the lowered-C cache
+    assert "kernels compiled" in r.err or "lowered C from the cache" in r.err
+    again = cli("compile", mlp_relay, "-o", tmp_path / "m2.relayir", "--verbose")
+    assert again.rc == 0 and "kernels: lowered C from the cache" in again.err
 
 
 def test_plain_text_without_rich(mlp_relay, tmp_path):

@@ -77,9 +77,11 @@ def lower_cpu(functions: Functions, target: str | Target, reference: Collection[
     key = _lowered_key(functions, tgt, tuned, reference, dynamic)
     cached = _cached_library(key, functions, target)
     if cached is not None:
+        LoweringProgress.report("cached", len(functions), len(functions))
         return cached
     host, lowered = [], []
-    for name, fn in functions:
+    for done, (name, fn) in enumerate(functions):
+        LoweringProgress.report("lower", done, len(functions))
         if name in reference or uses_reference_only(fn):
             host.append((name, fn))
             continue
@@ -98,10 +100,36 @@ def lower_cpu(functions: Functions, target: str | Target, reference: Collection[
             host.append((name, fn))  # a loop bound no argument holds
             continue
         lowered.append(kernel)
+    LoweringProgress.report("compile", 0, len(lowered))
     lib = compile_c_library(lowered, target)
     lib.kernels.update({name: NumpyKernel(name, fn) for name, fn in host})
     _remember(key, lowered, lib.source, [name for name, _ in host])
+    LoweringProgress.report("compile", len(lowered), len(lowered))
     return lib
+
+
+class LoweringProgress:
+    """``with LoweringProgress(fn):`` calls ``fn(stage, done, total)`` as ``lower_cpu``
+    works: ``"lower"`` before each function goes to loop IR and C, ``"cached"`` when the
+    module's C came from the lowered-C cache, ``"compile"`` before (done 0) and after the
+    C compiler builds the library. Progress displays (the CLI) listen; nothing else does."""
+
+    active: ClassVar[list[Callable[[str, int, int], None]]] = []
+
+    def __init__(self, listener: Callable[[str, int, int], None]):
+        self.listener = listener
+
+    def __enter__(self) -> LoweringProgress:
+        LoweringProgress.active.append(self.listener)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        LoweringProgress.active.remove(self.listener)
+
+    @classmethod
+    def report(cls, stage: str, done: int, total: int) -> None:
+        for listener in cls.active:
+            listener(stage, done, total)
 
 
 # --------------------------------------------------------------- the lowered-C cache
@@ -250,5 +278,6 @@ def _dims_in_arguments(kernel) -> bool:
     return all(n in named for n in kernel.dim_names)
 
 
-__all__ = ["LOWERINGS", "RECORDS_CONFIG", "TunedSchedules", "compile_c_library", "is_static",
-           "lower", "lower_cpu", "lower_numpy", "uses_reference_only"]
+__all__ = ["LOWERINGS", "RECORDS_CONFIG", "LoweringProgress", "TunedSchedules",
+           "compile_c_library", "is_static", "lower", "lower_cpu", "lower_numpy",
+           "uses_reference_only"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .. import autotune
 from ..backend import build
+from ..backend.lowering import LoweringProgress
 from ..backend.target import Target
 from ..codegen import cache
 from ..ir.types import TensorType
@@ -28,7 +29,7 @@ from ..vm import Executable
 from ..vm import compile as vm_compile
 from ..vm.serialize import FORMAT as VM_FORMAT
 from .console import Console
-from .instruments import DumpIR, PassProgress
+from .instruments import DumpIR, KernelProgress, PassProgress
 from .runners import CommandError, InputSpec, ModuleRunner, Runner, VMRunner, dims
 
 EXECUTORS = ("graph", "vm", "aot")
@@ -158,7 +159,8 @@ def compile_model(mod, params: dict, options: BuildOptions, console: Console) ->
     with console.task(f"compiling ({kind}, {target}, opt level {options.opt_level})") as task:
         instruments = [PassProgress(console, task)] + ([dump] if dump else [])
         with PassContext(opt_level=options.opt_level, disabled_pass=options.disabled_pass,
-                         instruments=instruments), _tuning(options.tuning_records):
+                         instruments=instruments), _tuning(options.tuning_records), \
+                LoweringProgress(KernelProgress(console, task)):
             if options.desired_layout:
                 mod = ConvertLayout({"nn.conv2d": [options.desired_layout, "default"]})(mod)
             if kind == "vm":

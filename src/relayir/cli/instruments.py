@@ -60,6 +60,26 @@ class PassProgress(LeafPasses):
             self.task.update(f"lowering {n} fused functions")
 
 
+class KernelProgress:
+    """A ``backend.lowering.LoweringProgress`` listener: which of N kernels is being
+    lowered, whether the lowered-C cache served them, when the C compiler runs."""
+
+    def __init__(self, console: Console, task: Task):
+        self.console = console
+        self.task = task
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage == "lower":
+            self.task.update(f"lowering kernel {done + 1} of {total}")
+        elif stage == "cached":
+            self.task.update(f"{total} kernels from the lowered-C cache")
+            self.console.step(f"  {total} kernels: lowered C from the cache")
+        elif done == 0:
+            self.task.update(f"compiling {total} kernels (C compiler, or its cache)")
+        else:
+            self.console.step(f"  {total} kernels compiled")
+
+
 class DumpIR(LeafPasses):
     """``--dump-ir DIR``: ``DIR/NN_<pass>.relay`` after every pass (constants elided,
     so big models stay small)."""
@@ -80,4 +100,4 @@ class DumpIR(LeafPasses):
         self.write(info.name, mod)
 
 
-__all__ = ["DumpIR", "LeafPasses", "PassProgress", "primitive_functions"]
+__all__ = ["DumpIR", "KernelProgress", "LeafPasses", "PassProgress", "primitive_functions"]
