@@ -17,7 +17,7 @@ import relayir as relay
 from relayir.op import list_ops
 from relayir.testing.fuzz import fuzz_one
 from relayir.testing.fuzz_build import Builder, TypeDisagrees
-from relayir.testing.fuzz_compare import differences, ill_conditioned
+from relayir.testing.fuzz_compare import differences, ill_conditioned, rounding_at_scale
 from relayir.testing.fuzz_corpus import cases, read_case, write_case
 from relayir.testing.fuzz_exec import check, evaluate
 from relayir.testing.fuzz_gen import Options, generate
@@ -141,6 +141,16 @@ def test_ill_conditioned_differences_are_told_from_real_ones():
     got = want.copy()
     got[1] *= 2  # where the function is smooth: a real difference
     assert not ill_conditioned(near_pole, [x], want, got)
+
+
+def test_a_sum_cancelling_a_huge_term_may_round_at_that_terms_scale():
+    # (1.8e15 + 0.04) - 1.8e15 in float32 in two orders (seed 1001104: Winograd's
+    # weight transform of a weight holding 1.8e15, then an average over 6x6)
+    want, got = np.array([0.0447, 2.0], "float32"), np.array([0.0451, 2.0], "float32")
+    assert rounding_at_scale(want, got, 1.8e15)
+    assert not rounding_at_scale(want, got, 3.0)  # no huge term: a real difference
+    assert not rounding_at_scale(want, np.array([np.nan, 2.0], "float32"), 1.8e15)
+    assert not rounding_at_scale(np.array([1], "int32"), np.array([2], "int32"), 1e30)
 
 
 def test_shrinking_keeps_only_what_the_failure_needs():

@@ -102,6 +102,31 @@ def _explained(w: np.ndarray, g: np.ndarray, m: np.ndarray) -> np.ndarray:
                     status | (~np.isfinite(wf) & mismatch_mask(w, m)))
 
 
+def rounding_at_scale(want, got, scale: float, ulps: float = 64.0) -> bool:
+    """Whether every float difference is within ``ulps`` ulps of ``scale``, the largest
+    finite magnitude among the program's inputs and constants: reassociating a sum that
+    holds a term of that size moves the result by that much however small the result
+    is (``1e15 - 1e15 + 0.04``), which nudging the inputs does not reproduce. NaN, Inf
+    and non-float differences are never explained this way."""
+    flat_w, flat_g = _flat(want), _flat(got)
+    if len(flat_w) != len(flat_g):
+        return False
+    for w, g in zip(flat_w, flat_g):
+        if w.shape != g.shape or w.dtype != g.dtype:
+            return False
+        bad = mismatch_mask(w, g)
+        if not bad.any():
+            continue
+        if w.dtype.kind != "f":
+            return False
+        wf, gf = w[bad].astype("float64"), g[bad].astype("float64")
+        if not (np.isfinite(wf).all() and np.isfinite(gf).all()):
+            return False
+        if (np.abs(wf - gf) > ulps * float(np.finfo(w.dtype).eps) * scale).any():
+            return False
+    return True
+
+
 def ill_conditioned(run_oracle, inputs: list, want, got, tries: int = 3) -> bool:
     """Whether the oracle, on slightly nudged inputs, moves away from its own result at
     least as far as ``got`` does, wherever ``got`` differs (so the difference is

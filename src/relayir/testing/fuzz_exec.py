@@ -19,10 +19,10 @@ import numpy as np
 
 from ..executor import EXECUTORS, create_executor
 from ..ir.expr import Constant, Function
-from ..ir.functor import ExprMutator
+from ..ir.functor import ExprMutator, post_order
 from ..ir.module import IRModule
 from ..te.computes import COMPUTE
-from .fuzz_compare import differences, ill_conditioned, nudge
+from .fuzz_compare import differences, ill_conditioned, nudge, rounding_at_scale
 from .fuzz_program import Block, is_dataflow, ops_of
 
 EXECUTOR_KINDS = {"interp": "debug", "graph": "graph", "vm": "vm", "aot": "aot"}
@@ -117,6 +117,23 @@ def check(mod: IRModule, inputs: list, pairs: list, oracle=None) -> list[Disagre
             found.append(Disagreement(e, t, "crash", f"{type(exc).__name__}: {exc}"[:2000]))
             continue
         diff = differences(oracle, got)
-        if diff and not ill_conditioned(_nudged_oracle(mod), inputs, oracle, got):
+        if diff and not (rounding_at_scale(oracle, got, _float_scale(mod, inputs))
+                         or ill_conditioned(_nudged_oracle(mod), inputs, oracle, got)):
             found.append(Disagreement(e, t, "mismatch", "; ".join(diff)[:2000]))
     return found
+
+
+def _float_scale(mod: IRModule, inputs: list) -> float:
+    """The largest finite magnitude among the float inputs and constants of ``mod``."""
+    arrays = [np.asarray(x) for x in inputs]
+    for gv in mod.get_global_vars():
+        fn = mod[gv]
+        if isinstance(fn, Function):
+            arrays += [np.asarray(n.data) for n in post_order(fn) if type(n) is Constant]
+    scale = 0.0
+    for a in arrays:
+        if a.dtype.kind == "f" and a.size:
+            finite = np.abs(a[np.isfinite(a)].astype("float64"))
+            if finite.size:
+                scale = max(scale, float(finite.max()))
+    return scale
