@@ -160,6 +160,10 @@ def conv_transpose_nc(x, w, strides, pads, output_padding, dilation, groups):
 
 
 def _conv_transpose_ref(data, weight, attrs):
+    # the relation on the concrete shapes: with Any dims the interpreter reaches here
+    # unchecked, and a padding that crops an axis below 0 must fail as the VM fails
+    _conv_transpose_rel([TensorType(data.shape, data.dtype.name),
+                         TensorType(weight.shape, weight.dtype.name)], attrs)
     sp = attrs._spatial
     dtype = attrs.out_dtype or data.dtype.name
     acc = _acc_dtype(dtype, data.dtype.name)
