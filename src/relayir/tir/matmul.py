@@ -312,7 +312,7 @@ class _Tiler:
         if m is not None and not sched.tile_m:
             mr = min(range(max(1, (top + 1) // 2), top + 1),
                      key=lambda r: (-(-m // r), -(-m // r) * r - m, -r))
-            mr = min(mr, m)
+            mr = max(1, min(mr, m))  # m = 0: an empty output, any tile
         ku = 1
         if mr * nv < _IN_FLIGHT:  # too few accumulators to hide the FMA latency
             ku = min(4, -(-_IN_FLIGHT // (mr * nv)))
