@@ -19,7 +19,7 @@ import itertools
 import numpy as np
 
 from ..executor import EXECUTORS, create_executor
-from ..ir.expr import Call, Constant, Function, Op, Tuple
+from ..ir.expr import Call, Constant, Function, Let, Op, Tuple
 from ..ir.functor import ExprMutator, post_order
 from ..ir.module import IRModule
 from ..ir.op import OpPattern
@@ -136,24 +136,46 @@ def check(mod: IRModule, inputs: list, pairs: list, oracle=None) -> list[Disagre
 
 def _last_op_sees_rounded_zeros(mod: IRModule, inputs: list, oracle, got,
                                 scale: float) -> bool:
-    """Whether, where ``got`` differs, it is what ``@main``'s last op gives when its float
-    arguments there that are within rounding of 0 at the program's scale (64 ulps of
-    ``scale``) are 0 or -0: a sum that cancels (``x - x`` of huge terms, a conv over tiny
-    ones) may end at 0 in one order and at 1e-38 in another, and a division right after
-    turns that into inf against a finite number. Elementwise last ops only."""
+    """Whether, where ``got`` differs, it is what the op that makes that output gives
+    when its float arguments there that are within rounding of 0 at the program's scale
+    (64 ulps of ``scale``) are 0 or -0: a sum that cancels (``x - x`` of huge terms, a
+    conv over tiny ones) may end at 0 in one order and at 1e-38 in another, and a
+    division right after turns that into inf against a finite number. Outputs made by
+    an elementwise op only (``@main``'s body, or a field of its result tuple)."""
     fn = mod["main"]
-    body = fn.body
-    if (type(body) is not Call or not isinstance(body.op, Op) or not body.args
-            or body.op.pattern > OpPattern.BROADCAST or isinstance(oracle, tuple)):
+    lets, result = [], fn.body
+    while type(result) is Let:
+        lets.append((result.var, result.value))
+        result = result.body
+    exprs = list(result.fields) if type(result) is Tuple else [result]
+    wants = list(oracle) if type(result) is Tuple else [oracle]
+    gots = list(got) if type(result) is Tuple else [got]
+    if not (len(exprs) == len(wants) == len(gots)):
         return False
-    want, got = np.asarray(oracle), np.asarray(got)
-    if want.shape != got.shape or want.dtype != got.dtype:
+    for expr, want, g in zip(exprs, wants, gots):
+        if isinstance(want, tuple) or isinstance(g, tuple):
+            if differences(want, g):
+                return False
+            continue
+        want, g = np.asarray(want), np.asarray(g)
+        if want.shape != g.shape or want.dtype != g.dtype:
+            return False
+        bad = mismatch_mask(want, g)
+        if bad.any() and not _flushed_zeros_explain(fn, lets, expr, inputs, bad, g, scale):
+            return False
+    return True
+
+
+def _flushed_zeros_explain(fn, lets, call, inputs, bad, got, scale) -> bool:
+    if (type(call) is not Call or not isinstance(call.op, Op) or not call.args
+            or call.op.pattern > OpPattern.BROADCAST):
         return False
-    bad = mismatch_mask(want, got)
+    body = Tuple(list(call.args))
+    for var, value in reversed(lets):  # the lets the arguments may read
+        body = Let(var, value, body)
     try:
-        args = evaluate(IRModule.from_expr(Function(fn.params, Tuple(list(body.args)))),
-                        inputs)
-        args = [np.broadcast_to(np.asarray(a), want.shape) for a in args]
+        args = evaluate(IRModule.from_expr(Function(fn.params, body)), inputs)
+        args = [np.broadcast_to(np.asarray(a), got.shape) for a in args]
         tiny = 64.0 * float(np.finfo(np.float32).eps) * scale
         explained = np.zeros(int(bad.sum()), bool)
         floats = [k for k, a in enumerate(args) if a.dtype.kind == "f"]
@@ -163,14 +185,13 @@ def _last_op_sees_rounded_zeros(mod: IRModule, inputs: list, oracle, got,
             a = args[k]
             flushed[k] = np.where(bad & (np.abs(a) <= tiny), np.asarray(zero, a.dtype), a)
             with np.errstate(all="ignore"):
-                value = np.asarray(body.op.reference(*flushed, body.attrs))
+                value = np.asarray(call.op.reference(*flushed, call.attrs))
             if value.shape != got.shape:
                 return False
             explained |= ~mismatch_mask(value[bad], got[bad])
     except Exception:  # noqa: BLE001  (no explanation, then)
         return False
     return bool(explained.all())
-
 
 
 def _float_scale(mod: IRModule, inputs: list) -> float:
