@@ -26,6 +26,7 @@ from enum import IntEnum
 import numpy as np
 
 from ..errors import Error
+from ..runtime.numpy_kernels import NumpyKernel
 from ..runtime.tensors import aligned_empty
 from .liveness import stable_registers
 from .opcodes import (
@@ -83,7 +84,8 @@ class _PackedCall:
     ``seen``: the arrays last passed in the positions whose addresses are reused (kept
     alive while their addresses are in use)."""
 
-    __slots__ = ("name", "call", "ptrs", "seen", "dims", "dim_sources")
+    __slots__ = ("name", "call", "ptrs", "seen", "dims", "dim_sources", "shape_func",
+                 "reference")
 
     def __init__(self, kernel, n: int):
         function = kernel.function
@@ -98,6 +100,15 @@ class _PackedCall:
         # partial is the cheapest ctypes call there is
         self.call = functools.partial(function._cfunc, ptrs_arg, dims_arg)
         self.call.keep = (self.ptrs, self.dims, function)  # the partial may outlive self
+        # the shape function of this call, and the primitive function's reference for
+        # the shapes it says the kernel cannot take (made on first use)
+        self.shape_func = None
+        self.reference = None
+
+    def run_reference(self, arrays) -> None:
+        if self.reference is None:
+            self.reference = NumpyKernel(self.name, self.shape_func.func)
+        self.reference.call_unchecked(*arrays)
 
     def refresh_dims(self, arrays) -> None:
         dims = self.dims
@@ -208,6 +219,7 @@ class _Decoder:
         self.exe = exe
         self.constants = constants
         self.decoders: dict[object, Callable] = _operand_decoders(exe, constants)
+        self.shape_funcs = {sf.name: sf for sf in getattr(exe, "shape_funcs", ())}
 
     def function(self, fn) -> tuple[list, list, list]:
         code = []
@@ -255,6 +267,7 @@ class _Decoder:
                     self.exe.kernel_names[index], None)
         packed = _PackedCall(kernel, len(operands))
         if packed.dim_sources:
+            packed.shape_func = self.shape_funcs.get(kernel.name)
             return (int(Variant.PackedCDims), packed, operands, None, None)
         kept, changing, views = [], [], []
         for i, r in enumerate(operands):

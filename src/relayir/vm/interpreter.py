@@ -393,6 +393,10 @@ class VirtualMachine:
                 pc += 1
             elif op == _PACKED_C_DIMS:
                 arrays = [regs[r] for r in b]
+                if a.shape_func is not None and a.shape_func.reference_next:
+                    a.run_reference(arrays)  # a dim of 1 the kernel reads as equal dims
+                    pc += 1
+                    continue
                 ptrs = a.ptrs
                 for i, x in enumerate(arrays):
                     ptrs[i] = address(x)

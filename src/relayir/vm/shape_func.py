@@ -197,17 +197,24 @@ class ShapeFunction:
         self.nodes = post_order(func.body)
         self.param_types = [_flat(p.checked_type) for p in func.params]
         self.cache: dict = {}
+        self.by_reference: set = set()  # input shapes the C kernel cannot take
+        # whether the call these shapes are for must run the function's reference:
+        # two inputs share a dim name the C kernel reads once, and at run time one of
+        # them is 1 and broadcasts (the VM reads this right after calling)
+        self.reference_next = False
 
     def __call__(self, *inputs) -> tuple:
         key = tuple([a.shape for a in inputs])
         out = self.cache.get(key)
         if out is None:
             out = self.cache[key] = self._compute(key)
+        self.reference_next = key in self.by_reference
         return out
 
     def _compute(self, shapes: tuple) -> tuple:
         func = self.func
         types: dict = {}
+        by_reference = False
         k = 0
         for p, flat in zip(func.params, self.param_types):
             concrete = [TensorType(shapes[k + i], t.dtype) for i, t in enumerate(flat)]
@@ -227,15 +234,17 @@ class ShapeFunction:
                 except Error as exc:
                     raise ShapeError(f"kernel {self.name}: {node.op.name} cannot take input "
                                      f"shapes {[a.shape for a in args]}: {exc}") from None
-                if self.native:
-                    self._check_broadcast(node, args, types[node])
+                if self.native and not self._check_broadcast(node, args, types[node]):
+                    by_reference = True
             elif t is Tuple:
                 types[node] = TupleType(tuple(types[f] for f in node.fields))
             elif t is TupleGetItem:
                 types[node] = types[node.tuple_value].fields[node.index]
             elif t is Var:
                 raise ShapeError(f"kernel {self.name}: free variable %{node.name_hint}")
-        if self.native:
+        if by_reference:
+            self.by_reference.add(shapes)
+        elif self.native:
             self._check_symbolic(types)
         result = _flat(types[func.body])
         if not all(isinstance(d, int) for t in result for d in t.shape):
@@ -243,10 +252,12 @@ class ShapeFunction:
                              f"the input shapes (a data-dependent op without a dyn. name?)")
         return tuple(tuple(t.shape) for t in result)
 
-    def _check_broadcast(self, node: Call, args: list, out) -> None:
+    def _check_broadcast(self, node: Call, args: list, out) -> bool:
+        """Whether the C kernel can take this call's shapes (False: a dim it reads at the
+        output's index is 1 here and broadcasts; the reference runs instead)."""
         if node.op.pattern > OpPattern.BROADCAST or not isinstance(out, TensorType) or (
                 node.op.name in _NOT_ALIGNED):
-            return
+            return True
         per_axis = node.op.name in _ALONG_AXIS
         for k, (arg, concrete) in enumerate(zip(node.args, args)):
             declared = arg.checked_type
@@ -264,10 +275,13 @@ class ShapeFunction:
                 tested = n == 1 and not per_axis and d != out_dims[lead + axis]
                 if (not isinstance(d, int) and lead + axis >= 0 and not tested
                         and n != out.shape[lead + axis]):
+                    if n == 1 and not per_axis:
+                        return False
                     raise ShapeError(
                         f"kernel {self.name}: {node.op.name} broadcasts dynamic dim {d} "
                         f"(= {n}) to {out.shape[lead + axis]}; the kernel was compiled for "
                         f"equal dims (give the dim a static 1 to broadcast it)")
+        return True
 
     def _check_symbolic(self, types: dict) -> None:
         seen: dict = {}
