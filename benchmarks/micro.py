@@ -150,8 +150,8 @@ def dense(sizes=(256, 512, 1024)) -> list[str]:
 
 def elementwise(n: int = 4 * 1024 * 1024) -> list[str]:
     import relayir as relay
-    from relayir.tir import lower_primitive
     from relayir.codegen.native import compile_kernels
+    from relayir.tir import lower_primitive
 
     fn = _primitive(lambda x, y: relay.nn.relu(relay.add(x, y)),
                     ((n,), "float32"), ((n,), "float32"))
