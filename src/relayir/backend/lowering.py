@@ -186,10 +186,7 @@ def _cached_library(key: str | None, functions: Functions, target) -> CKernelLib
         source = entry["source"]
     except (KeyError, TypeError, ValueError):
         return None  # a damaged entry is a miss; the fresh lowering overwrites it
-    if types:
-        lib = c_kernel_library(compile_source(source, name="model"), types, str(target), source)
-    else:
-        lib = CKernelLibrary({}, str(target), None, b"", "")
+    lib = _c_library(source, types, target)
     lib.kernels.update(host)
     return lib
 
@@ -237,12 +234,16 @@ class TunedSchedules:
 def compile_c_library(lowered: Sequence, target: str | Target) -> CKernelLibrary:
     """Render lowered kernels (``tir`` kernels) into one C file, compile it (cached) and
     load it. Kernels with symbolic dims take them in ``dims`` (``CKernel.dim_names``)."""
-    if not lowered:
-        return CKernelLibrary({}, str(target), None, b"", "")
-    source = render_module(lowered)
-    path = compile_source(source, name="model")
     types = [(k.name, k.input_types, k.output_types, k.dim_names) for k in lowered]
-    return c_kernel_library(path, types, str(target), source)
+    return _c_library(render_module(lowered) if lowered else "", types, target)
+
+
+def _c_library(source: str, types: list, target) -> CKernelLibrary:
+    """``source`` compiled (cached) and loaded with one ``CKernel`` per entry of
+    ``types``; an empty library when there are none."""
+    if not types:
+        return CKernelLibrary({}, str(target), None, b"", "")
+    return c_kernel_library(compile_source(source, name="model"), types, str(target), source)
 
 
 def uses_reference_only(fn: Function) -> bool:
