@@ -122,7 +122,7 @@ def publish_json(value, final: Path) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(value, f, separators=(",", ":"))
-        os.replace(tmp, final)
+        publish(Path(tmp), final)
     except OSError:
         Path(tmp).unlink(missing_ok=True)
 
