@@ -297,36 +297,43 @@ def _ort_conv(wl, threads: int):
 
 
 def conv_layers(threads: int, model: str = "resnet18") -> list[str]:
-    from relayir.transform.alter_op_layout import winograd_pays
+    """Each distinct conv layer of ``model`` measured alone (its weights stay in the
+    caches between runs, which flatters Winograd's larger weights: see ``--choices`` for
+    the layers inside the model)."""
+    from relayir.transform.alter_op_layout import choose_algorithm
 
     lines = ["| layer (N C HxW → O, kernel, stride) | × | MFLOP | NCHW | NCHWc direct | "
-             "Winograd F(4x4) | ORT | chosen |", "|---|---|---|---|---|---|---|---|"]
-    total = {"nchw": 0.0, "direct": 0.0, "winograd": 0.0, "chosen": 0.0, "ort": 0.0}
+             "Winograd F(2x2) | Winograd F(4x4) | ORT | chosen |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    total = {"nchw": 0.0, "direct": 0.0, "chosen": 0.0, "ort": 0.0}
     for wl, count in _conv_layers(model):
         fns = {a: _conv_runner(wl, a) for a in ("nchw", "direct")}
         if wl.winograd_applies:
-            fns["winograd"] = _conv_runner(wl, "winograd")
+            for tile in (2, 4):
+                fns[f"F{tile}"] = _conv_runner(wl, "winograd", tile=tile)
         ort = _ort_conv(wl, threads)
         if ort is not None:
             fns["ort"] = ort
         t = _interleaved(fns)
         flops = 2 * wl.macs
-        chosen = "winograd" if winograd_pays(wl) else "direct"
+        algorithm, tile = choose_algorithm(wl)
+        chosen = f"F{tile}" if tile else "direct"
         t["chosen"] = t[chosen]
         for k in total:
-            total[k] += count * t.get(k, t["direct"] if k == "winograd" else 0.0)
+            total[k] += count * t.get(k, 0.0)
 
         def rate(name, t=t, flops=flops):
             return f"{flops / t[name] / 1e9:.0f}" if name in t else "—"
 
         desc = (f"{wl.channels} {wl.height}x{wl.width} → {wl.out_channels}, "
                 f"{wl.kernel[0]}x{wl.kernel[1]} s{wl.strides[0]}")
+        label = f"F({tile}x{tile})" if tile else "direct"
         lines.append(f"| {desc} | {count} | {flops / 1e6:.0f} | {rate('nchw')} | "
-                     f"{rate('direct')} | {rate('winograd')} | {rate('ort')} | {chosen} |")
+                     f"{rate('direct')} | {rate('F2')} | {rate('F4')} | {rate('ort')} | "
+                     f"{label} |")
     ms = {k: f"{v * 1e3:.2f} ms" for k, v in total.items()}
-    lines.append(f"| all convs (sum × count) | | | {ms['nchw']} | {ms['direct']} | "
-                 f"{ms['winograd']} (best of it and direct) | {ms['ort']} | "
-                 f"{ms['chosen']} |")
+    lines.append(f"| all convs (sum × count) | | | {ms['nchw']} | {ms['direct']} | | | "
+                 f"{ms['ort']} | {ms['chosen']} |")
     return lines
 
 
@@ -359,6 +366,88 @@ def conv_models(threads: int, models=("resnet18", "mobilenet_v2")) -> list[str]:
         lines.append(f"| {name} | {t['blocked'] * 1e3:.2f} ms | {t['nchw'] * 1e3:.2f} ms | "
                      f"{ort * 1e3:.2f} ms | {t['blocked'] / ort:.2f} | "
                      f"{t['nchw'] / ort:.2f} |")
+    return lines
+
+
+def _in_model_convs(lib, report) -> dict:
+    """``{(c, hw, o): (algorithm, µs per call)}`` for the 3×3 stride-1 convolutions of a
+    built resnet-style model, from its graph and a ``profile()`` report."""
+    import json
+
+    graph = json.loads(lib.get_graph_json())
+    shapes, rows = graph["attrs"]["shape"][1], graph["node_row_ptr"]
+    mean_us = {r.name: r.mean_us for r in report}
+    found = {}
+    for i, node in enumerate(graph["nodes"]):
+        name = node["attrs"].get("func_name", "") if node["op"] == "tvm_op" else ""
+        if "conv2d" not in name:
+            continue
+        (_, cb, h, w, ib), wshape = (shapes[rows[e[0]] + e[1]] for e in node["inputs"][:2])
+        out = shapes[rows[i]]
+        if "winograd" in name:
+            algo = f"F({wshape[0] - 2}x{wshape[0] - 2})"
+        elif wshape[2:4] == [3, 3] and out[2:4] == [h, w]:
+            algo = "direct"
+        else:
+            continue
+        found[(cb * ib, h, out[1] * out[4])] = (algo, mean_us[name])
+    return found
+
+
+def conv_choices(threads: int, model: str = "resnet18") -> list[str]:
+    """``model`` end to end with each choice of algorithm for its Winograd-able layers
+    (the cost rule's, the previous rule's F(4×4) at 56²/28²/14², direct at 14², all
+    direct), interleaved in one process; then each 3×3 stride-1 layer's time inside the
+    model (``profile()``: its weights stream from memory as in a real run, unlike a layer
+    measured alone) in effective GFLOP/s (direct-conv flops / time)."""
+    import relayir as relay
+    from relayir.testing.models import get_workload, make_inputs
+    from relayir.transform.alter_op_layout import (
+        ALGORITHM_KEY,
+        WINOGRAD_TILE_KEY,
+        choose_algorithm,
+    )
+
+    layers = [wl for wl, _ in _conv_layers(model) if wl.winograd_applies]
+    by_size = {wl.height: wl.key for wl in layers}
+    variants = {
+        "cost rule (per-layer tile)": {},
+        "F(4x4) at 56/28/14, direct at 7": {
+            ALGORITHM_KEY: {k: "direct" if s == 7 else "winograd" for s, k in by_size.items()},
+            WINOGRAD_TILE_KEY: 4},
+        "direct at 14": {ALGORITHM_KEY: {by_size[14]: "direct"}} if 14 in by_size else None,
+        "all direct": {ALGORITHM_KEY: "direct"},
+    }
+    mod, params, _ = get_workload(model)
+    inputs = make_inputs(model, mod)
+    fns, libs = {}, {}
+    for label, config in variants.items():
+        if config is None:
+            continue
+        with relay.transform.PassContext(opt_level=3, config=config):
+            libs[label] = relay.build(mod, target="cpu", params=params)
+        gm = relay.graph_executor.GraphModule(libs[label])
+        gm.set_input(**inputs)
+        fns[label] = gm
+    t = _interleaved({k: gm.run for k, gm in fns.items()}, rounds=7, repeat=10)
+    base = t["cost rule (per-layer tile)"]
+    lines = [f"| {model}: Winograd-able layers | end to end ms | / cost rule |",
+             "|---|---|---|"]
+    lines += [f"| {k} | {v * 1e3:.2f} | {v / base:.2f} |" for k, v in t.items()]
+    per_layer: dict = {}
+    for label, gm in fns.items():
+        for key, (algo, us) in _in_model_convs(libs[label], gm.profile(number=20)).items():
+            per_layer.setdefault(key, {}).setdefault(algo, []).append(us)
+    lines += ["", "| layer (C HxW → O) | chosen by the rule | in the model: algorithm "
+              "GFLOP/s (µs) |", "|---|---|---|"]
+    for wl in layers:
+        key = (wl.channels, wl.height, wl.out_channels)
+        algo, tile = choose_algorithm(wl)
+        chosen = f"F({tile}x{tile})" if tile else "direct"
+        cells = ", ".join(f"{a} {2 * wl.macs / (min(us) * 1e3):.0f} ({min(us):.0f})"
+                          for a, us in sorted(per_layer.get(key, {}).items()))
+        lines.append(f"| {wl.channels} {wl.height}x{wl.width} → {wl.out_channels} | "
+                     f"{chosen} | {cells} |")
     return lines
 
 
@@ -429,6 +518,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--conv", action="store_true",
                     help="only the convolution tables (per layer, then end to end)")
+    ap.add_argument("--choices", action="store_true",
+                    help="only resnet18 end to end per choice of convolution algorithm, "
+                         "and its 3x3 layers timed inside the model")
     ap.add_argument("--blocks", action="store_true",
                     help="only the recurrent and transformer blocks (LSTM, GRU, softmax, "
                          "layer_norm) against ONNX Runtime and PyTorch")
@@ -438,6 +530,10 @@ def main() -> None:
     if args.blocks:
         print(f"{args.threads} threads; from_pytorch + build, median of interleaved runs\n")
         print("\n".join(blocks(args.threads)))
+        return
+    if args.choices:
+        print(f"{args.threads} threads; median of interleaved runs\n")
+        print("\n".join(conv_choices(args.threads)))
         return
     if args.conv:
         print(f"{args.threads} threads; effective GFLOP/s (direct-conv flops / time)\n")

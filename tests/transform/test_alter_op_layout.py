@@ -26,8 +26,10 @@ from relayir.transform.alter_op_layout import (
     ALGORITHM_KEY,
     BLOCK_KEY,
     PAD_KEY,
+    WINOGRAD_TILE_KEY,
     AlterOpLayout,
     AlterOpLayoutError,
+    choose_algorithm,
     choose_block,
     conv_workload,
     winograd_pays,
@@ -96,7 +98,7 @@ def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 3, 3), float32
   nn.relu(%0)
 }
 """
-    out = check_pass(AlterOpLayout(conv_algorithm="winograd"), before, """
+    out = check_pass(AlterOpLayout(conv_algorithm="winograd", winograd_tile=4), before, """
 def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 3, 3), float32]) {
   %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
   %1 = nn.contrib_conv2d_winograd_weight_transform(%w, tile_size=4);
@@ -223,7 +225,7 @@ def test_folded_weights_are_constants_and_nothing_repacks_at_run_time():
     shapes = {"w1": (32, 16, 3, 3), "b": (32, 1, 1), "w2": (32, 32, 1, 1)}
     params = {k: rng.standard_normal(s).astype("float32") for k, s in shapes.items()}
     mod = bind_params(relay.parse(CHAIN), {k: relay.const(v) for k, v in params.items()})
-    with PassContext(opt_level=3, config={ALGORITHM_KEY: "winograd"}):
+    with PassContext(opt_level=3, config={ALGORITHM_KEY: "winograd", WINOGRAD_TILE_KEY: 4}):
         out = FoldConstant()(AlterOpLayout()(mod))
     assert data_transforms(out) == [("NCHW", "NCHW16c"), ("NCHW16c", "NCHW")]
     assert len(calls(out, "layout_transform")) == 2  # no weight transform is left
@@ -267,7 +269,8 @@ def @main(%x: Tensor[(1, 8, 6, 6), float32], %w1: Tensor[(24, 8, 3, 3), float32]
 def test_config_errors_name_the_key():
     mod = relay.parse(CHAIN)
     for key, value in ((BLOCK_KEY, 0), (ALGORITHM_KEY, "fft"), (PAD_KEY, 1),
-                       ("relay.AlterOpLayout.winograd_tile", 3)):
+                       (WINOGRAD_TILE_KEY, 3), (WINOGRAD_TILE_KEY, {"k": 5}),
+                       (WINOGRAD_TILE_KEY, True)):
         with PassContext(opt_level=3, config={key: value}), pytest.raises(
                 AlterOpLayoutError, match=key):
             AlterOpLayout()(mod)
@@ -282,10 +285,17 @@ def _resnet18_convs():
     return {w.key: w for w in (conv_workload(c) for c in calls(mod, "nn.conv2d"))}
 
 
-def test_cost_rule_picks_winograd_on_resnet18s_big_stride_1_layers():
-    chosen = {k for k, w in _resnet18_convs().items() if winograd_pays(w)}
-    assert chosen == {f"conv2d_n1_c{c}_{s}x{s}_o{c}_k3x3_s1x1_p1x1x1x1_d1x1_g1"
-                      for c, s in ((64, 56), (128, 28), (256, 14))}
+def test_cost_rule_picks_a_tile_per_layer_on_resnet18():
+    # F(4×4) on the large maps, F(2×2) at 14² (a third of F(4×4)'s weight bytes),
+    # direct at 7×7×512 (benchmarks/micro.py --choices measured each in the model)
+    chosen = {k: choose_algorithm(w) for k, w in _resnet18_convs().items()}
+    key = "conv2d_n1_c{0}_{1}x{1}_o{0}_k3x3_s1x1_p1x1x1x1_d1x1_g1".format
+    assert {k: v for k, v in chosen.items() if v[0] == "winograd"} == {
+        key(64, 56): ("winograd", 4), key(128, 28): ("winograd", 4),
+        key(256, 14): ("winograd", 2)}
+    assert chosen[key(512, 7)] == ("direct", None)
+    assert {k for k, w in _resnet18_convs().items() if winograd_pays(w, 4)} == {
+        key(64, 56), key(128, 28)}
 
 
 def test_per_layer_algorithm_override():
@@ -295,6 +305,18 @@ def test_per_layer_algorithm_override():
         out = AlterOpLayout()(mod)
     assert len(calls(out, "nn.contrib_conv2d_winograd_NCHWc")) == 1
     assert len(calls(out, "nn.contrib_conv2d_NCHWc")) == 1  # the 1×1 conv cannot
+
+
+def test_per_layer_tile_override():
+    mod = relay.parse(CHAIN)
+    key = "conv2d_n1_c16_8x8_o32_k3x3_s1x1_p1x1x1x1_d1x1_g1"
+    for tile in (2, 4, 6):
+        with PassContext(opt_level=3, config={ALGORITHM_KEY: "winograd",
+                                              WINOGRAD_TILE_KEY: {key: tile}}):
+            out = AlterOpLayout()(mod)
+        (conv,) = calls(out, "nn.contrib_conv2d_winograd_NCHWc")
+        assert conv.attrs.tile_size == tile
+        keeps_results(mod, out)
 
 
 # ---------------------------------------------------------------- models

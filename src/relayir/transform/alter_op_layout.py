@@ -17,7 +17,9 @@ weight at run time:
 - ``nn.contrib_depthwise_conv2d_NCHWc`` (weight ``OIHW1i[x]o``): one filter per channel;
 - ``nn.contrib_conv2d_winograd_NCHWc`` (weight ``layout_transform(
   contrib_conv2d_winograd_weight_transform(W))``, ``HWOI[x]i[y]o``): 3×3, stride 1,
-  dilation 1, ungrouped convolutions where ``winograd_pays`` (the cost rule below).
+  dilation 1, ungrouped convolutions where ``choose_algorithm`` (the cost rule below)
+  finds one of F(2×2), F(4×4), F(6×6) cheaper than the direct convolution; each layer
+  gets its own tile.
 
 The rest of the network follows through ``ConvertLayout``'s per-op rules (shared code):
 elementwise ops, broadcasting binary ops (a per-channel constant such as a folded bias
@@ -53,8 +55,9 @@ multiple of 8, else the largest divisor up to the width.
 - ``relay.AlterOpLayout.conv_algorithm``: ``"auto"`` (the cost rule), ``"direct"``,
   ``"winograd"`` (wherever it applies), or a dict from ``conv_workload(...).key`` to
   ``"direct"``/``"winograd"`` for single layers (others: ``"auto"``);
-- ``relay.AlterOpLayout.winograd_tile``: the output tile ``m`` of F(m×m, 3×3)
-  (default 4);
+- ``relay.AlterOpLayout.winograd_tile``: the output tile ``m`` of F(m×m, 3×3):
+  ``"auto"`` (the cost rule's choice per layer, the default), 2, 4 or 6, or a dict from
+  workload key to one of them;
 - ``relay.AlterOpLayout.pad_channels``: pad output channels to whole vectors (default
   True).
 """
@@ -81,17 +84,20 @@ WINOGRAD_TILE_KEY = "relay.AlterOpLayout.winograd_tile"
 PAD_KEY = "relay.AlterOpLayout.pad_channels"
 DEFAULT_BLOCK = 16
 _ALGORITHMS = ("auto", "direct", "winograd")
+WINOGRAD_TILES = (2, 4, 6)  # the output tiles m of F(m×m, 3×3) the cost rule weighs
 _BLOCKED = re.compile(r"NCHW(\d+)c")
 
 # The cost rule compares estimated times in units of one multiply-add of a tiled matrix
 # product. The transforms run at about a quarter of that speed (they stream their data
-# once); a weight byte costs what peak FLOP/s over memory bandwidth says (~235 GFLOP/s
-# over ~30 GB/s on the development machine: ~8 flops, 4 multiply-adds). Winograd's
-# transformed weights are (m+2)²/9 times larger than the direct ones, so on small
-# feature maps with many channels (resnet18's 7×7×512) reading them costs more than
-# the multiplications saved.
+# once). A weight byte costs what peak multiply-adds per second over the bandwidth the
+# weights stream at says: a whole model's weights do not stay in the caches between
+# runs (resnet18: 46 MB), and measured in the model the layers read them at ~10-20 GB/s
+# against ~230 G multiply-adds/s — about 12 multiply-adds a byte. Winograd's transformed
+# weights are (m+2)²/9 times larger than the direct ones, so the rule trades tile sizes:
+# F(4×4) where the feature map is large (resnet18's 56² and 28²), F(2×2) at 14² (a
+# third of F(4×4)'s weight bytes for 1.4× its products), direct at 7×7×512.
 TRANSFORM_COST = 4.0
-WEIGHT_BYTE_COST = 4.0
+WEIGHT_BYTE_COST = 12.0
 
 
 class AlterOpLayoutError(Error):
@@ -156,11 +162,15 @@ def conv_workload(c: Call) -> ConvWorkload | None:
                         (oh, ow))
 
 
-def winograd_pays(wl: ConvWorkload, tile: int = 4) -> bool:
-    """The cost rule: Winograd F(tile×tile, 3×3) when its estimated cost is below the
-    direct convolution's (``TRANSFORM_COST``, ``WEIGHT_BYTE_COST``)."""
-    if not wl.winograd_applies:
-        return False
+def direct_cost(wl: ConvWorkload) -> float:
+    """The direct convolution's estimated cost (multiply-adds plus its weight bytes)."""
+    kh, kw = wl.kernel
+    return wl.macs + WEIGHT_BYTE_COST * 4 * kh * kw * wl.channels * wl.out_channels // wl.groups
+
+
+def winograd_cost(wl: ConvWorkload, tile: int) -> float:
+    """Winograd F(tile×tile, 3×3)'s estimated cost: the batched products, the transforms
+    and the transformed weights, (tile+2)²/9 times the direct ones."""
     alpha = tile + 2
     oh, ow = wl.out_size
     tiles = wl.batch * -(-oh // tile) * -(-ow // tile)
@@ -168,10 +178,21 @@ def winograd_pays(wl: ConvWorkload, tile: int = 4) -> bool:
     gemm = alpha * alpha * tiles * c * o
     # two 1-D passes each way: 2α³ per input tile and channel, (α + m)·α·m per output
     transforms = tiles * (2 * alpha ** 3 * c + (alpha + tile) * alpha * tile * o)
-    winograd = (gemm + TRANSFORM_COST * transforms
-                + WEIGHT_BYTE_COST * 4 * alpha * alpha * c * o)
-    direct = wl.macs + WEIGHT_BYTE_COST * 4 * 9 * c * o
-    return winograd < direct
+    return gemm + TRANSFORM_COST * transforms + WEIGHT_BYTE_COST * 4 * alpha * alpha * c * o
+
+
+def choose_algorithm(wl: ConvWorkload, tiles=WINOGRAD_TILES) -> tuple[str, int | None]:
+    """The cost rule: ``("winograd", m)`` for the cheapest F(m×m, 3×3) among ``tiles``
+    when it is cheaper than the direct convolution, else ``("direct", None)``."""
+    if not wl.winograd_applies:
+        return "direct", None
+    best = min(tiles, key=lambda m: winograd_cost(wl, m))
+    return ("winograd", best) if winograd_cost(wl, best) < direct_cost(wl) else ("direct", None)
+
+
+def winograd_pays(wl: ConvWorkload, tile: int = 4) -> bool:
+    """Whether F(tile×tile, 3×3) is estimated cheaper than the direct convolution."""
+    return wl.winograd_applies and winograd_cost(wl, tile) < direct_cost(wl)
 
 
 def choose_block(channels: int, width: int) -> int:
@@ -183,36 +204,49 @@ def choose_block(channels: int, width: int) -> int:
     return max(vector) if vector else max(d for d in divisors if d <= width)
 
 
+def _per_layer(value, wl: ConvWorkload):
+    """A config value, or its entry for ``wl`` when it is a dict by workload key."""
+    return value.get(wl.key, "auto") if isinstance(value, Mapping) else value
+
+
 @dataclasses.dataclass(frozen=True)
 class _Config:
     block: int
     algorithm: object  # "auto" | "direct" | "winograd" | {workload key: algorithm}
-    tile: int
+    tile: object  # "auto" | 2 | 4 | 6 | {workload key: tile}
     pad: bool
 
-    def algorithm_for(self, wl: ConvWorkload) -> str:
-        algo = self.algorithm
-        if isinstance(algo, Mapping):
-            algo = algo.get(wl.key, "auto")
+    def choice(self, wl: ConvWorkload) -> tuple[str, int | None]:
+        """``("winograd", m)`` or ``("direct", None)`` for one convolution."""
+        algo, tile = _per_layer(self.algorithm, wl), _per_layer(self.tile, wl)
+        tiles = WINOGRAD_TILES if tile == "auto" else (tile,)
         if algo == "auto":
-            return "winograd" if winograd_pays(wl, self.tile) else "direct"
-        return "winograd" if algo == "winograd" and wl.winograd_applies else "direct"
+            return choose_algorithm(wl, tiles)
+        if algo == "winograd" and wl.winograd_applies:
+            return "winograd", min(tiles, key=lambda m: winograd_cost(wl, m))
+        return "direct", None
 
 
-def _config(ctx, block: int | None, algorithm, tile: int, pad: bool) -> _Config:
+def _values(value) -> list:
+    return list(value.values()) if isinstance(value, Mapping) else [value]
+
+
+def _config(ctx, block: int | None, algorithm, tile, pad: bool) -> _Config:
     """The pass's arguments, overridden by the ``PassContext`` config."""
     cfg = ctx.config
     b = cfg.get(BLOCK_KEY, block or DEFAULT_BLOCK)
     if isinstance(b, bool) or not isinstance(b, int) or b < 1:
         raise AlterOpLayoutError(f"{BLOCK_KEY} must be a positive int, found {b!r}")
     algo = cfg.get(ALGORITHM_KEY, algorithm)
-    values = algo.values() if isinstance(algo, Mapping) else [algo]
-    if not all(isinstance(v, str) and v in _ALGORITHMS for v in values):
+    if not all(isinstance(v, str) and v in _ALGORITHMS for v in _values(algo)):
         raise AlterOpLayoutError(f"{ALGORITHM_KEY} must be one of {_ALGORITHMS} or a dict "
                                  f"of them by workload key, found {algo!r}")
     tile = cfg.get(WINOGRAD_TILE_KEY, tile)
-    if tile not in (2, 4, 6):
-        raise AlterOpLayoutError(f"{WINOGRAD_TILE_KEY} must be 2, 4 or 6, found {tile!r}")
+    if not all(v == "auto" or (type(v) is int and v in WINOGRAD_TILES)
+               for v in _values(tile)):
+        raise AlterOpLayoutError(f"{WINOGRAD_TILE_KEY} must be 'auto', one of "
+                                 f"{WINOGRAD_TILES} or a dict of them by workload key, "
+                                 f"found {tile!r}")
     pad = cfg.get(PAD_KEY, pad)
     if not isinstance(pad, bool):
         raise AlterOpLayoutError(f"{PAD_KEY} must be True or False, found {pad!r}")
@@ -362,12 +396,13 @@ class _Alter(LayoutConverter):
             y = width if pad_out else choose_block(og, width)
             o_out = _round_up(o, y)
             weight = _pad_weight(weight, o_out - o, c_in - ch)
-            if self.config.algorithm_for(wl) == "winograd":
+            algorithm, tile = self.config.choice(wl)
+            if algorithm == "winograd":
                 op = "nn.contrib_conv2d_winograd_NCHWc"
                 u = call("nn.contrib_conv2d_winograd_weight_transform", [weight],
-                         tile_size=self.config.tile)
+                         tile_size=tile)
                 w = layout_transform(u, "HWOI", f"HWOI{x}i{y}o")
-                attrs = dict(tile_size=self.config.tile, kernel_size=wl.kernel,
+                attrs = dict(tile_size=tile, kernel_size=wl.kernel,
                              kernel_layout=f"HWOI{x}i{y}o")
             else:
                 op = "nn.contrib_conv2d_NCHWc"
@@ -425,7 +460,7 @@ def alter_function(func: Function, mod: IRModule, config: _Config) -> Function:
 
 
 def AlterOpLayout(  # noqa: N802  (Relay's pass name)
-        block: int | None = None, conv_algorithm="auto", winograd_tile: int = 4,
+        block: int | None = None, conv_algorithm="auto", winograd_tile="auto",
         pad_channels: bool = True) -> Pass:
     """Blocked layouts and convolution algorithms for a CPU whose vectors hold ``block``
     floats (``None``: 16). Each argument is the default of its ``PassContext`` config key
@@ -446,5 +481,5 @@ def AlterOpLayout(  # noqa: N802  (Relay's pass name)
 
 
 __all__ = ["ALGORITHM_KEY", "BLOCK_KEY", "PAD_KEY", "WINOGRAD_TILE_KEY", "AlterOpLayout",
-           "AlterOpLayoutError", "ConvWorkload", "choose_block", "conv_workload",
-           "winograd_pays"]
+           "AlterOpLayoutError", "ConvWorkload", "WINOGRAD_TILES", "choose_algorithm",
+           "choose_block", "conv_workload", "direct_cost", "winograd_cost", "winograd_pays"]
