@@ -5,7 +5,8 @@ candidates measured in the same process, interleaved.
     python benchmarks/tuning.py tune resnet18 --trials 400 --records out/resnet18.json
     python benchmarks/tuning.py tasks --records out/resnet18.json --mlp-records out/mlp.json
     python benchmarks/tuning.py e2e --records-dir out/ --models resnet18,mobilenet_v2,bert
-    python benchmarks/tuning.py curves --model resnet18 --tasks 2 --trials 64
+    python benchmarks/tuning.py curves --model resnet18 --tasks 2 --trials 64 --save out/curves
+    python benchmarks/tuning.py spearman --records-dir out/curves
 
 ``tune``: ``autotune.tune`` with the xgb tuner, wall time and per-task table.
 ``tasks``: the 4 heaviest distinct kernels of resnet18 (calls × default time) and the
@@ -312,7 +313,6 @@ def cmd_curves(args) -> None:
     """Random vs xgb best-after-N on ``--tasks`` tasks, then the model's Spearman on
     held-out random measurements of each task (trained on 70% of them and on every
     measurement of the other tasks)."""
-    from scipy.stats import spearmanr
 
     _, _, tasks = _tasks(args.model)
     tasks = [t for t in tasks if t.kind in ("conv", "dense")][: args.tasks]
@@ -324,6 +324,9 @@ def cmd_curves(args) -> None:
         for seed in range(args.seeds):
             for tuner in ("random", "xgb"):
                 curve, records = _curve_run(t, tuner, args.trials, seed)
+                if args.save:  # to study the cost model offline (--from-saved)
+                    autotune.records.append_records(
+                        os.path.join(args.save, f"{t.name}.{tuner}.{seed}.json"), records)
                 curves[tuner].append(curve)
                 all_records.setdefault(t.workload, []).extend(records)
                 if tuner == "random":
@@ -344,28 +347,56 @@ def cmd_curves(args) -> None:
             print(f"seed {seed}: random's best after {args.trials} = {1 / target:.2f}x; xgb "
                   f"reached it after {reached if reached else '>' + str(args.trials)} trials",
                   flush=True)
-    print("\nSpearman of the XGBoost model on held-out random measurements")
-    print("| task | train (this task) | held out | Spearman |")
-    print("|---|---:|---:|---:|")
+    _spearman_table(tasks, random_records, all_records, args.splits)
+
+
+def _spearman_table(tasks, random_records: dict, all_records: dict, splits: int) -> None:
+    """The XGBoost model's Spearman on held-out random measurements of each task: trained
+    on a random 70% of them plus every measurement of the other tasks, tested on the
+    other 30%; ``splits`` different splits (mean and range)."""
+    from scipy.stats import spearmanr
+
+    print(f"\nSpearman of the XGBoost model on held-out random measurements "
+          f"({splits} random 70/30 splits)")
+    print("| task | measured | train (this task) | held out | Spearman mean | min | max |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     feats = {t.workload: _features(t, all_records[t.workload]) for t in tasks}
-    rng = np.random.default_rng(0)
     for t in tasks:
         xs, costs = _features(t, random_records[t.workload])
-        idx = rng.permutation(len(costs))
         cut = int(0.7 * len(costs))
-        data = TrainingSet()
-        for other in tasks:
-            if other.workload != t.workload:
-                for x, c in zip(*feats[other.workload]):
-                    data.add(other.workload, x, c)
-        for i in idx[:cut]:
-            data.add(t.workload, xs[i], costs[i])
-        model = XGBoostCostModel(seed=0)
-        model.fit(data)
-        test = idx[cut:]
-        pred = model.predict(np.stack([xs[i] for i in test]))
-        rho = spearmanr(pred, [-costs[i] for i in test]).statistic
-        print(f"| {t.name} | {cut} | {len(test)} | {rho:.3f} |", flush=True)
+        rhos = []
+        for split in range(splits):
+            idx = np.random.default_rng(split).permutation(len(costs))
+            data = TrainingSet()
+            for other in tasks:
+                if other.workload != t.workload:
+                    for x, c in zip(*feats[other.workload]):
+                        data.add(other.workload, x, c)
+            for i in idx[:cut]:
+                data.add(t.workload, xs[i], costs[i])
+            model = XGBoostCostModel(seed=0)
+            model.fit(data)
+            test = idx[cut:]
+            pred = model.predict(np.stack([xs[i] for i in test]))
+            rhos.append(spearmanr(pred, [-costs[i] for i in test]).statistic)
+        print(f"| {t.name} | {len(costs)} | {cut} | {len(costs) - cut} | "
+              f"{statistics.mean(rhos):.3f} | {min(rhos):.3f} | {max(rhos):.3f} |", flush=True)
+
+
+def cmd_spearman(args) -> None:
+    """The Spearman table again from the records ``curves --save`` wrote."""
+    import glob
+
+    _, _, tasks = _tasks(args.model)
+    tasks = [t for t in tasks if t.kind in ("conv", "dense")][: args.tasks]
+    random_records, all_records = {}, {}
+    for t in tasks:
+        for path in sorted(glob.glob(os.path.join(args.records_dir, f"{t.name}.*.json"))):
+            records = autotune.load_records(path)
+            all_records.setdefault(t.workload, []).extend(records)
+            if ".random." in os.path.basename(path):
+                random_records.setdefault(t.workload, []).extend(records)
+    _spearman_table(tasks, random_records, all_records, args.splits)
 
 
 def main() -> None:
@@ -391,9 +422,17 @@ def main() -> None:
     c.add_argument("--tasks", type=int, default=2)
     c.add_argument("--trials", type=int, default=64)
     c.add_argument("--seeds", type=int, default=1)
+    c.add_argument("--save", help="a folder for each run's records (JSON lines)")
+    c.add_argument("--splits", type=int, default=10)
+    sp = sub.add_parser("spearman", help="the Spearman table from records curves --save wrote")
+    sp.add_argument("--records-dir", required=True)
+    sp.add_argument("--model", default="resnet18")
+    sp.add_argument("--tasks", type=int, default=2)
+    sp.add_argument("--splits", type=int, default=10)
     args = p.parse_args()
-    {"tune": cmd_tune, "tasks": cmd_tasks, "e2e": cmd_e2e, "curves": cmd_curves}[args.cmd](
-        args)
+    commands = {"tune": cmd_tune, "tasks": cmd_tasks, "e2e": cmd_e2e, "curves": cmd_curves,
+                "spearman": cmd_spearman}
+    commands[args.cmd](args)
     sys.stdout.flush()
 
 
