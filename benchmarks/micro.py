@@ -20,6 +20,7 @@ import tempfile
 import time
 
 import numpy as np
+from timing import interleaved
 
 
 def _median(fn, repeat: int = 30) -> float:
@@ -194,19 +195,17 @@ def dispatch(length: int = 200) -> list[str]:
 # ``--conv``: resnet18's distinct conv layers, each built alone as AlterOpLayout emits
 # it (blocked input in, blocked output out, packed weight constant), by algorithm, next
 # to the NCHW kernel AlterOpLayout replaces and to ONNX Runtime's Conv (same threads,
-# one process, measurements interleaved). GFLOP/s are *effective*: the direct
-# convolution's 2·N·O·C·OH·OW·kh·kw/groups flops over the measured time, whatever the
-# algorithm. Then resnet18 and mobilenet_v2 end to end (relay.build + GraphModule,
-# blocked vs NCHW) against ONNX Runtime on the same weights.
+# one process; relayir's candidates interleaved, ONNX Runtime alone: timing.py).
+# GFLOP/s are *effective*: the direct convolution's 2·N·O·C·OH·OW·kh·kw/groups flops
+# over the measured time, whatever the algorithm. Then resnet18 and mobilenet_v2 end to
+# end (relay.build + GraphModule, blocked vs NCHW) against ONNX Runtime on the same
+# weights.
 
 
 def _interleaved(fns: dict, rounds: int = 5, repeat: int = 5) -> dict:
-    """Median seconds per name, the names measured in turn ``rounds`` times (a noisy
-    machine slows every candidate of a round alike)."""
-    times: dict = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            times[name].append(_median(fn, repeat))
+    """Median seconds per name (``timing.interleaved``: relayir's candidates in turn,
+    another runtime's alone)."""
+    times = interleaved(fns, rounds, lambda fn: _median(fn, repeat))
     return {name: statistics.median(t) for name, t in times.items()}
 
 

@@ -34,6 +34,7 @@ import tempfile
 import time
 
 import numpy as np
+from timing import interleaved
 
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
@@ -273,10 +274,7 @@ def cmd_e2e(args) -> None:
         for fn in fns.values():
             for _ in range(5):
                 fn()
-        lat = {k: [] for k in fns}
-        for _ in range(args.rounds):
-            for k, fn in fns.items():
-                lat[k].append(_latency(fn, args.runs))
+        lat = interleaved(fns, args.rounds, lambda fn: _latency(fn, args.runs))
         d, t, o = (statistics.median(lat[k]) * 1e3 for k in ("default", "tuned", "ort"))
         print(f"| {model} | {d:.3f} | {t:.3f} | {o:.3f} | {d / t:.2f}x | {t / o:.2f}x |"
               f"  <!-- {len(h.applied)} kernels tuned, max |tuned - default| {err:.2g}; "
