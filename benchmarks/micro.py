@@ -531,11 +531,13 @@ def main() -> None:
         print("\n".join(blocks(args.threads)))
         return
     if args.choices:
-        print(f"{args.threads} threads; median of interleaved runs\n")
+        print(f"{args.threads} threads; median of interleaved runs; FP32 peak (FMA loop) in "
+              f"this run: {peak_gflops():.0f} GFLOP/s\n")
         print("\n".join(conv_choices(args.threads)))
         return
     if args.conv:
-        print(f"{args.threads} threads; effective GFLOP/s (direct-conv flops / time)\n")
+        print(f"{args.threads} threads; effective GFLOP/s (direct-conv flops / time); FP32 "
+              f"peak (FMA loop) in this run: {peak_gflops():.0f} GFLOP/s\n")
         print("\n".join(conv_layers(args.threads)) + "\n")
         print("\n".join(conv_models(args.threads)))
         return
