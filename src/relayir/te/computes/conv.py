@@ -13,9 +13,11 @@ from .common import COMPUTE, static
 from .nn import product_acc
 
 
-def padded(x, layout: str, spatial: str, pads: tuple):
+def padded(x, layout: str, spatial: str, pads: tuple, materialize: bool = True):
     """``x`` with zeros around its ``spatial`` axes (``pads``: before..., after...), a
-    tensor of its own marked ``materialize``; ``x`` itself when nothing is padded."""
+    tensor of its own marked ``materialize`` (a matrix-product tile reads it in place),
+    or inlined into its reader as a select (``materialize=False``: a memory-bound reader
+    saves writing and reading a padded copy); ``x`` itself when nothing is padded."""
     n = len(spatial)
     before = dict(zip(spatial, pads[:n]))
     after = dict(zip(spatial, pads[n:]))
@@ -34,7 +36,8 @@ def padded(x, layout: str, spatial: str, pads: tuple):
             idx.append(j)
         return E.select(E.logical_and(*inside), x[tuple(idx)], zero)
 
-    return compute(shape, fn, name="pad", tag="injective", attrs={"materialize": True})
+    return compute(shape, fn, name="pad", tag="injective",
+                   attrs={"materialize": True} if materialize else {})
 
 
 def _conv(attrs, inputs, out):

@@ -12,7 +12,8 @@ and columns fuse into one loop of ``H·W`` pixels (the same compute, no special 
 The depthwise convolution has no reduction over channels: its nest keeps one block of
 channels in a row of accumulators, the window loops outside the channel loop, so the
 inner loop runs along contiguous channels of input and weight (vectorised over the
-block), with a fused bias / ReLU6 applied as it stores.
+block), with a fused bias / ReLU6 applied as it stores; a strided one reads its zero
+padding through a condition on the load instead of a padded copy of the input.
 """
 
 from __future__ import annotations
@@ -65,8 +66,13 @@ def conv2d_nchwc(attrs, inputs, out):
 def depthwise_conv2d_nchwc(attrs, inputs, out):
     data, weight = inputs
     kh, kw = _geometry(attrs, weight)
-    x = padded(data, "NCHWc", "HW", attrs.padding)
     (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
+    # A strided window reads a quarter of its input (stride 2): a padded copy would
+    # write and read all of it again, so the padding becomes a condition on the load
+    # (mobilenet_v2's strided layers alone: 1.5x faster). At stride 1 every input value
+    # is read 9 times and the condition in the inner loop costs more than the copy
+    # (1.3-1.5x slower): the padded copy stays.
+    x = padded(data, "NCHWc", "HW", attrs.padding, materialize=(sh, sw) == (1, 1))
     acc = product_acc(out.dtype)
 
     def fn(n, c, h, w, b):
