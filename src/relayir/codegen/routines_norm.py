@@ -132,10 +132,10 @@ static inline __attribute__((always_inline)) void rl_layer_norm_cols_$S(
 }
 
 /* layer_norm of x (outer, n, inner) along n: gamma and beta (n) when scale / center. */
-int32_t rl_layer_norm_$S(const $T* restrict x, const $T* restrict gamma,
-                         const $T* restrict beta, $T* restrict out, int64_t outer,
-                         int64_t n, int64_t inner, double eps, int64_t scale, int64_t center,
-                         int64_t min_work) {
+RL_VRP int32_t rl_layer_norm_$S(const $T* restrict x, const $T* restrict gamma,
+                                const $T* restrict beta, $T* restrict out, int64_t outer,
+                                int64_t n, int64_t inner, double eps, int64_t scale,
+                                int64_t center, int64_t min_work) {
   const int64_t chunks = (inner + $CHUNK - 1) / $CHUNK;
   const int team = rl_team(outer * n * inner, min_work, outer * chunks);
   #pragma omp parallel num_threads(team) if(team > 1)
