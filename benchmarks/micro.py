@@ -89,16 +89,17 @@ def peak_gflops() -> float:
 
 
 def _interleaved_best(fns: dict, rounds: int = 40) -> dict:
-    """``(best, median)`` seconds per name over ``rounds`` interleaved calls (a busy
-    machine slows every candidate of a round alike; the best is the least disturbed)."""
-    times: dict = {name: [] for name in fns}
+    """``(best, median)`` seconds per name over ``rounds`` calls (``timing.interleaved``:
+    relayir's candidates in turn — a busy machine slows every candidate of a round
+    alike; the best is the least disturbed —, another runtime's alone)."""
+    def once(fn):
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+
     for fn in fns.values():
         fn()
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
+    times = interleaved(fns, rounds, once)
     return {name: (min(t), statistics.median(t)) for name, t in times.items()}
 
 
@@ -137,14 +138,14 @@ def dense(sizes=(256, 512, 1024)) -> list[str]:
         f, fp = ks[f"dense{n}"].function, ks[f"dense_pack{n}"].function
         t = _interleaved_best({"rt": lambda f=f, a=a, b=b, out=out: f(a, b, out),
                                "pre": lambda f=fp, a=a, b=bp, out=out: f(a, b, out),
-                               "np": lambda a=a, b=b, out=out: np.matmul(a, b.T, out=out)})
+                               "numpy": lambda a=a, b=b, out=out: np.matmul(a, b.T, out=out)})
         flops = 2 * n ** 3
 
         def rate(k, t=t, flops=flops):
             return f"{flops / t[k][0] / 1e9:.0f} ({flops / t[k][1] / 1e9:.0f})"
 
-        lines.append(f"| {n} | {rate('rt')} | {rate('pre')} | {rate('np')} | "
-                     f"{t['np'][0] / t['rt'][0]:.0%} | {t['np'][0] / t['pre'][0]:.0%} | "
+        lines.append(f"| {n} | {rate('rt')} | {rate('pre')} | {rate('numpy')} | "
+                     f"{t['numpy'][0] / t['rt'][0]:.0%} | {t['numpy'][0] / t['pre'][0]:.0%} | "
                      f"{flops / t['pre'][0] / 1e9 / peak:.0%} |")
     return lines
 

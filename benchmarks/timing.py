@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-FOREIGN = ("ort", "torch")  # names of the candidates that are another runtime
+FOREIGN = ("ort", "torch", "numpy")  # names of the candidates that are another runtime
 SETTLE_S = 0.2
 
 
