@@ -5,6 +5,7 @@ candidates measured in the same process, interleaved.
     python benchmarks/tuning.py tune resnet18 --trials 400 --records out/resnet18.json
     python benchmarks/tuning.py tasks --records out/resnet18.json --mlp-records out/mlp.json
     python benchmarks/tuning.py e2e --records-dir out/ --models resnet18,mobilenet_v2,bert
+    python benchmarks/tuning.py conv resnet18 --records out/resnet18_conv.json
     python benchmarks/tuning.py curves --model resnet18 --tasks 2 --trials 64 --save out/curves
     python benchmarks/tuning.py spearman --records-dir out/curves
 
@@ -282,6 +283,25 @@ def cmd_e2e(args) -> None:
               f"{[round(x * 1e3, 2) for x in lat['tuned']]} -->", flush=True)
 
 
+def cmd_conv(args) -> None:
+    """Each convolution's algorithm measured in the whole model (tune_conv_algorithms)."""
+    mod, params, _ = get_workload(args.model, **MODELS.get(args.model, {}))
+    lines = []
+    start = time.perf_counter()
+    with PassContext(opt_level=3):
+        better = autotune.tune_conv_algorithms(mod, params, "cpu", records=args.records,
+                                               rounds=args.rounds, log=lines.append)
+    wall = time.perf_counter() - start
+    print(f"| {args.model}: layer, candidate | model time / the current choice's |")
+    print("|---|---:|")
+    for line in lines:
+        key, rest = line.split(": ", 1)
+        choice, ratio = rest.split("x the current")[0].rsplit(" ", 1)
+        print(f"| {key} {choice} | {ratio}x |")
+    print(f"\n{len(lines)} candidates in {wall / 60:.1f} min; better than the cost rule: "
+          f"{better or 'none'}")
+
+
 # ---------------------------------------------------------------- curves and model
 
 
@@ -422,6 +442,10 @@ def main() -> None:
     c.add_argument("--seeds", type=int, default=1)
     c.add_argument("--save", help="a folder for each run's records (JSON lines)")
     c.add_argument("--splits", type=int, default=10)
+    cv = sub.add_parser("conv", help="each convolution's algorithm, measured in the model")
+    cv.add_argument("model")
+    cv.add_argument("--records", required=True)
+    cv.add_argument("--rounds", type=int, default=5)
     sp = sub.add_parser("spearman", help="the Spearman table from records curves --save wrote")
     sp.add_argument("--records-dir", required=True)
     sp.add_argument("--model", default="resnet18")
@@ -429,7 +453,7 @@ def main() -> None:
     sp.add_argument("--splits", type=int, default=10)
     args = p.parse_args()
     commands = {"tune": cmd_tune, "tasks": cmd_tasks, "e2e": cmd_e2e, "curves": cmd_curves,
-                "spearman": cmd_spearman}
+                "spearman": cmd_spearman, "conv": cmd_conv}
     commands[args.cmd](args)
     sys.stdout.flush()
 

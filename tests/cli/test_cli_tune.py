@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
+import relayir
 from relayir import autotune
 
 
@@ -28,3 +31,24 @@ def test_tune_errors_are_one_line(cli, mlp_relay, tmp_path):
     assert r.rc == 2 and "nosuchmodel: not found" in r.err
     r = cli("compile", mlp_relay, "--tuning-records", tmp_path / "none.json")
     assert r.rc == 2 and "none.json: not found" in r.err
+
+
+def test_tune_chooses_convolution_algorithms_first(cli, tmp_path):
+    mod = relayir.parse("""
+def @main(%x: Tensor[(1, 16, 12, 12), float32], %w: Tensor[(16, 16, 3, 3), float32]) {
+  nn.relu(nn.conv2d(%x, %w, padding=[1, 1, 1, 1]))
+}
+""")
+    path = tmp_path / "conv.relay"
+    path.write_text(mod.astext())
+    np.savez(tmp_path / "conv.params.npz",
+             w=np.random.default_rng(0).standard_normal((16, 16, 3, 3)).astype("float32"))
+    records = tmp_path / "conv.json"
+    r = cli("tune", path, "--conv-algorithms", "--trials", "2", "--records", records,
+            "--tuner", "random", "--batch", "2", "--repeat", "1", "--min-repeat-ms", "1")
+    assert r.rc == 0, r.err
+    kinds = [rec.kind for rec in autotune.load_records(records)]
+    assert kinds.count("conv_algorithm") == 3  # direct and three Winograd tiles, less the rule's
+    assert len(kinds) > 3  # then the kernels of the model built with the choice
+    r = cli("compile", path, "--tuning-records", records, "-o", tmp_path / "conv.relayir")
+    assert r.rc == 0, r.err

@@ -15,9 +15,11 @@ its own process), ``runner`` (``LocalRunner``), ``ray_runner`` (``RayRunner``),
 ``features`` + ``cost_model`` (loop-IR features, XGBoost ranking), ``tuner`` (grid,
 random) + ``xgb_tuner`` (model-guided simulated annealing), ``records`` (JSON lines),
 ``dispatch`` (``apply_history_best``: the records the one lowering path uses),
-``session`` (``tune``), ``progress``.
+``session`` (``tune``), ``progress``; ``conv_algorithms`` (``tune_conv_algorithms``:
+each convolution's algorithm, measured in the whole model).
 """
 
+from .conv_algorithms import tune_conv_algorithms
 from .dispatch import ApplyHistoryBest, TuningWarning, apply_history_best
 from .measure import Job, MeasureOptions, MeasureResult, TaskData, build_job, run_job
 from .ray_runner import RayRunner
@@ -35,4 +37,4 @@ __all__ = ["KNOBS", "RULES", "TUNERS", "ApplyHistoryBest", "ConfigSpace", "GridT
            "Tuner", "TuningError", "TuningSession", "TuningWarning", "XGBTuner",
            "append_records", "apply_history_best", "best_configs", "build_job",
            "extract_tasks", "host_cpu", "load_records", "run_job", "schedule_for", "tune",
-           "tune_tasks", "workload_digest"]
+           "tune_conv_algorithms", "tune_tasks", "workload_digest"]

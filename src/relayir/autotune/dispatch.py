@@ -23,6 +23,7 @@ import warnings
 from ..backend.lowering import TunedSchedules
 from ..backend.target import Target
 from ..ir.expr import Function
+from .conv_algorithms import pass_config as conv_pass_config
 from .records import Record, RecordError, best_configs, load_records
 from .space import schedule_for
 from .task import host_cpu, profile, target_name, workload_digest
@@ -66,6 +67,16 @@ class ApplyHistoryBest(TunedSchedules):
         if prof is None:
             prof = self._profiles[workload] = profile(fn)
         return schedule_for(prof.kind, prof.hints, config)
+
+    def pass_config(self, target: Target) -> dict:
+        """The best convolution algorithm per workload (``conv_algorithms``' records) as
+        ``AlterOpLayout``'s configs, for this target and CPU."""
+        if Target.parse(target).kind != "cpu":
+            return {}
+        here = (target_name(target), host_cpu())
+        chosen = {task: config for (task, *where), (config, _) in self.best.items()
+                  if tuple(where) == here and "algorithm" in config}
+        return conv_pass_config(chosen)
 
     def _warn_elsewhere(self, workload: str, here: tuple) -> None:
         others = self.elsewhere.get(workload)

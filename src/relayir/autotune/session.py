@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from ..ir.expr import Function
 from ..ir.module import IRModule
+from .conv_algorithms import chosen_context, tune_conv_algorithms
 from .cost_model import TrainingSet, XGBoostCostModel, require_xgboost
 from .measure import Built, Job, TaskData, build_job
 from .progress import TuneProgress
@@ -272,17 +273,23 @@ def tune(mod: IRModule | Function, params: dict | None = None, target="cpu", *,
          trials: int = 200, records: str | os.PathLike | None = None,
          runner: Runner | None = None, tuner: str = "xgb", batch: int = 8,
          tasks: list[Task] | None = None, confirm: int = 3, seed: int = 0,
-         progress: bool = True) -> list[TaskResult]:
+         progress: bool = True, conv_algorithms: bool = False) -> list[TaskResult]:
     """Tune ``mod``'s kernels for ``target`` with ``trials`` measurements in all.
 
     ``records``: the JSON-lines file every measurement is appended to (and earlier
     measurements of these tasks are read from); ``runner``: ``LocalRunner()`` (default)
     or ``RayRunner(...)``; ``tuner``: ``"xgb"`` (model-guided, needs ``relayir[tune]``),
-    ``"random"`` or ``"grid"``. Build with the result under
-    ``apply_history_best(records)``."""
+    ``"random"`` or ``"grid"``; ``conv_algorithms``: first choose each convolution's
+    algorithm (``conv_algorithms.tune_conv_algorithms``, measured in the whole model, not
+    counted in ``trials``), then tune the kernels of the model built with them. Build
+    with the result under ``apply_history_best(records)``."""
     if trials < 0:
         raise TuningError(f"trials must be >= 0, found {trials}")
-    tasks = tasks if tasks is not None else extract_tasks(mod, params, target)
+    if tasks is None:
+        better = (tune_conv_algorithms(mod, params, target, records=records)
+                  if conv_algorithms else {})
+        with chosen_context(better):
+            tasks = extract_tasks(mod, params, target)
     session = TuningSession(runner, records, tuner, batch, seed)
     try:
         return tune_tasks(tasks, trials, session, progress, confirm)

@@ -43,7 +43,9 @@ from .target import BuildError, Target
 def optimize(mod: IRModule, target: str | Target = "numpy") -> IRModule:
     """The optimisation pipeline (``transform.pipeline``) under the current
     ``PassContext``; the result is fused and typed."""
-    mod = pipeline.optimize(mod, target=Target.parse(target))
+    target = Target.parse(target)
+    with lowering.tuned_pass_config(target):  # tuned convolution algorithms, if any
+        mod = pipeline.optimize(mod, target=target)
     if not _typed(mod["main"]):
         mod = mod.copy()
         infer_module(mod)

@@ -22,6 +22,7 @@ layer only asks, so every executor picks tuning records up through this one path
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Collection, Sequence
@@ -211,6 +212,11 @@ class TunedSchedules:
     def schedule_for(self, fn: Function, target: Target) -> Schedule | dict | None:
         return None
 
+    def pass_config(self, target: Target) -> dict:
+        """``PassContext`` config entries for graph-level choices (each convolution's
+        algorithm: ``relay.AlterOpLayout.*`` dicts by workload key); none by default."""
+        return {}
+
     def __enter__(self) -> TunedSchedules:
         TunedSchedules.active.append(self)
         return self
@@ -229,6 +235,33 @@ class TunedSchedules:
             raise BuildError(f"PassContext config {RECORDS_CONFIG!r} needs relayir.autotune "
                              f"to read {records!r}; import relayir.autotune first")
         return cls.reader(os.fspath(records))
+
+
+@contextlib.contextmanager
+def tuned_pass_config(target: Target):
+    """The current ``PassContext`` with the tuned graph-level choices in effect
+    (``TunedSchedules.pass_config``) merged into its config, for the optimisation
+    pipeline of ``build`` and ``vm.compile``: a dict of the user's config is merged with
+    the records' (the user's entries win), any other value of the user's wins whole."""
+    tuned = TunedSchedules.current()
+    extra = tuned.pass_config(target) if tuned is not None else {}
+    if not extra:
+        yield
+        return
+    ctx = PassContext.current()
+    saved = ctx.config
+    merged = dict(saved)
+    for key, value in extra.items():
+        have = merged.get(key)
+        if have is None:
+            merged[key] = value
+        elif isinstance(have, dict) and isinstance(value, dict):
+            merged[key] = {**value, **have}
+    ctx.config = merged
+    try:
+        yield
+    finally:
+        ctx.config = saved
 
 
 def compile_c_library(lowered: Sequence, target: str | Target) -> CKernelLibrary:

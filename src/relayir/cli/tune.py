@@ -9,6 +9,7 @@ import os
 import time
 
 from .. import autotune
+from ..autotune.conv_algorithms import chosen_context
 from ..testing.models import get_workload
 from ..transform import PassContext
 from .command import Command, add_model_options, load
@@ -44,6 +45,9 @@ def add_arguments(p) -> None:
     p.add_argument("--opt-level", type=int, default=3, choices=range(4), metavar="N",
                    help="optimisation level to build with, as relayir compile (default: 3)")
     p.add_argument("--batch-size", type=int, default=1, help="batch size of a built-in model")
+    p.add_argument("--conv-algorithms", action="store_true",
+                   help="first choose each convolution's algorithm (direct or a Winograd "
+                        "tile), measured in the whole model, then tune the kernels")
     add_model_options(p)
 
 
@@ -67,7 +71,15 @@ def run(args, console: Console) -> int:
     start = time.perf_counter()
     try:
         with PassContext(opt_level=args.opt_level):
-            with console.task("extracting tasks"):
+            better = {}
+            if args.conv_algorithms:
+                with console.task("choosing each convolution's algorithm"):
+                    better = autotune.tune_conv_algorithms(mod, params, args.target,
+                                                           records=args.records,
+                                                           log=console.step)
+                for key, choice in better.items():
+                    console.step(f"{key}: {choice} (better than the cost rule's)")
+            with console.task("extracting tasks"), chosen_context(better):
                 tasks = autotune.extract_tasks(mod, params, args.target)
             for t in tasks:
                 console.step(f"{t.name}: {autotune.ConfigSpace(t).describe()}")

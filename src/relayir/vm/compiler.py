@@ -453,7 +453,8 @@ def compile(mod, target: str = "numpy", params: dict | None = None) -> Executabl
         mod = bind_param_arrays(mod, params)
     mod = mod.copy()
     infer_module(mod)
-    mod = optimize(mod, target=target)
+    with lowering.tuned_pass_config(target):  # tuned convolution algorithms, if any
+        mod = optimize(mod, target=target)
     mod = ToANormalForm()(mod)
     mod = LambdaLift()(mod)
     mod = mod.copy()
