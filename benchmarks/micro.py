@@ -212,20 +212,10 @@ def _interleaved(fns: dict, rounds: int = 5, repeat: int = 5) -> dict:
 
 def _conv_layers(model: str = "resnet18", image_size: int = 224) -> list:
     """``(workload, count)`` per distinct conv of ``model``, in order."""
-    from relayir.ir.expr import Call
-    from relayir.ir.functor import post_order
+    from relayir.autotune.conv_algorithms import conv_workloads
     from relayir.testing.models import get_workload
-    from relayir.transform.alter_op_layout import conv_workload
-    from relayir.typing.infer import infer_module
 
-    mod, _, _ = get_workload(model, image_size=image_size)
-    mod = infer_module(mod.copy())
-    counts: dict = {}
-    for n in post_order(mod["main"]):
-        if type(n) is Call and getattr(n.op, "name", "") == "nn.conv2d":
-            wl = conv_workload(n)
-            counts[wl] = counts.get(wl, 0) + 1
-    return list(counts.items())
+    return conv_workloads(get_workload(model, image_size=image_size)[0])
 
 
 def _conv_runner(wl, algorithm: str, width: int = 16, tile: int = 4):

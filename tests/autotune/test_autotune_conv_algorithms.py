@@ -46,7 +46,7 @@ def _kernels(lib) -> list[str]:
     return [n["attrs"]["func_name"] for n in graph["nodes"] if n["op"] == "tvm_op"]
 
 
-def test_workloads_heaviest_first_and_their_choices(net):
+def test_workloads_in_model_order_and_their_choices(net):
     mod, _, _ = net
     (wl3, n3), (wl1, n1) = conv_workloads(mod)
     assert (wl3.key, n3, wl1.kernel, n1) == (KEY3, 1, (1, 1), 1)

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 
 from ..backend.build_module import bind_param_arrays, build
+from ..backend.lowering import merged_config
 from ..errors import Error
 from ..ir.expr import Call, Function
 from ..ir.functor import post_order
@@ -44,14 +45,14 @@ from ..transform.alter_op_layout import (
 from ..transform.pass_infra import PassContext
 from ..typing.infer import infer_module
 from .records import MIN_GAIN, Record, append_records
-from .task import host_cpu, target_name
+from .task import host_cpu, random_inputs, target_name
 
 KIND = "conv_algorithm"
 
 
 def conv_workloads(mod: IRModule) -> list[tuple[ConvWorkload, int]]:
-    """``(workload, count)`` of each distinct ``nn.conv2d`` of ``@main``, heaviest (count ×
-    multiply-adds) first."""
+    """``(workload, count)`` of each distinct ``nn.conv2d`` of ``@main``, in the order
+    the model first uses them."""
     mod = infer_module(mod.copy())
     counts: dict = {}
     for node in post_order(mod["main"]):
@@ -59,7 +60,7 @@ def conv_workloads(mod: IRModule) -> list[tuple[ConvWorkload, int]]:
             wl = conv_workload(node)
             if wl is not None:
                 counts[wl] = counts.get(wl, 0) + 1
-    return sorted(counts.items(), key=lambda item: -item[0].macs * item[1])
+    return list(counts.items())
 
 
 def choices(wl: ConvWorkload) -> list[dict]:
@@ -100,22 +101,15 @@ def tune_conv_algorithms(mod: IRModule | Function, params: dict | None = None,
     the module doc); returns ``{workload key: choice}`` for the layers whose best choice
     differs from the cost rule's. ``records``: the JSON-lines file the measurements are
     appended to; ``inputs``: the model's inputs (random ones by default)."""
-    import numpy as np
-
     if isinstance(mod, Function):
         mod = IRModule.from_expr(mod)
     if params:
         mod = bind_param_arrays(mod, params)
-    workloads = conv_workloads(mod)
+    workloads = sorted(conv_workloads(mod), key=lambda item: -item[0].macs * item[1])
     if inputs is None:
-        rng = np.random.default_rng(0)
-        inputs = {}
-        for p in mod["main"].params:
-            t = p.checked_type if p.has_type else p.type_annotation
-            shape = [int(d) for d in t.shape]
-            inputs[p.name_hint] = (rng.standard_normal(shape).astype(t.dtype)
-                                   if t.dtype.startswith("float")
-                                   else np.zeros(shape, t.dtype))
+        main = mod["main"].params
+        types = [p.checked_type if p.has_type else p.type_annotation for p in main]
+        inputs = dict(zip((p.name_hint for p in main), random_inputs(types)))
     base = PassContext.current()
     target_label, cpu = target_name(target), host_cpu()
 
@@ -163,12 +157,13 @@ def tune_conv_algorithms(mod: IRModule | Function, params: dict | None = None,
 
 
 def chosen_context(better: dict[str, dict]) -> PassContext:
-    """The current ``PassContext`` with ``better``'s algorithms in its config (to extract
-    the kernel tasks of the model as it will be built)."""
+    """The current ``PassContext`` with ``better``'s algorithms merged into its config as
+    a build under the records merges them (to extract the kernel tasks of the model as
+    it will be built)."""
     ctx = PassContext.current()
     return PassContext(opt_level=ctx.opt_level, required_pass=ctx.required_pass,
                        disabled_pass=ctx.disabled_pass,
-                       config={**ctx.config, **pass_config(better)})
+                       config=merged_config(ctx.config, pass_config(better)))
 
 
 __all__ = ["KIND", "choices", "chosen_context", "conv_workloads", "pass_config",

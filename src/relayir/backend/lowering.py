@@ -237,12 +237,24 @@ class TunedSchedules:
         return cls.reader(os.fspath(records))
 
 
+def merged_config(config: dict, extra: dict) -> dict:
+    """``config`` with the tuned entries ``extra``: a dict of the user's is merged with
+    the tuned one (the user's entries win), any other value of the user's wins whole."""
+    merged = dict(config)
+    for key, value in extra.items():
+        have = merged.get(key)
+        if have is None:
+            merged[key] = value
+        elif isinstance(have, dict) and isinstance(value, dict):
+            merged[key] = {**value, **have}
+    return merged
+
+
 @contextlib.contextmanager
 def tuned_pass_config(target: Target):
     """The current ``PassContext`` with the tuned graph-level choices in effect
-    (``TunedSchedules.pass_config``) merged into its config, for the optimisation
-    pipeline of ``build`` and ``vm.compile``: a dict of the user's config is merged with
-    the records' (the user's entries win), any other value of the user's wins whole."""
+    (``TunedSchedules.pass_config``) merged into its config (``merged_config``), for the
+    optimisation pipeline of ``build`` and ``vm.compile``."""
     tuned = TunedSchedules.current()
     extra = tuned.pass_config(target) if tuned is not None else {}
     if not extra:
@@ -250,14 +262,7 @@ def tuned_pass_config(target: Target):
         return
     ctx = PassContext.current()
     saved = ctx.config
-    merged = dict(saved)
-    for key, value in extra.items():
-        have = merged.get(key)
-        if have is None:
-            merged[key] = value
-        elif isinstance(have, dict) and isinstance(value, dict):
-            merged[key] = {**value, **have}
-    ctx.config = merged
+    ctx.config = merged_config(saved, extra)
     try:
         yield
     finally:

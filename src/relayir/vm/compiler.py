@@ -1,9 +1,10 @@
 """``compile``: a Relay module → an ``Executable`` of VM bytecode.
 
-Pipeline: bind params, type-check, ``transform.pipeline.optimize`` (FuseOps makes the
-primitive functions), ``ToANormalForm``, ``LambdaLift``, type-check again; then every
-global reachable from ``@main`` is compiled to bytecode and every primitive function
-it calls is lowered to one kernel by ``backend.lowering.lower``, as ``build`` does.
+Pipeline: bind params, type-check, ``build``'s ``optimize`` (``transform.pipeline``
+with any tuned convolution algorithms; FuseOps makes the primitive functions),
+``ToANormalForm``, ``LambdaLift``, type-check again; then every global reachable from
+``@main`` is compiled to bytecode and every primitive function it calls is lowered to
+one kernel by ``backend.lowering.lower``, as ``build`` does.
 
 Dynamic shapes: a primitive function whose type has ``Any`` / symbolic dims gets its
 ``Any`` dims named (``shape_func.name_any_dims``) and compiles to ONE kernel for every
@@ -29,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import lowering
-from ..backend.build_module import bind_param_arrays
+from ..backend.build_module import bind_param_arrays, optimize
 from ..backend.target import Target
 from ..errors import Error
 from ..ir.adt import (
@@ -59,7 +60,6 @@ from ..ir.expr import (
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType
 from ..transform.lambda_lift import LambdaLift
-from ..transform.pipeline import optimize
 from ..transform.to_a_normal_form import ToANormalForm
 from ..typing.infer import infer_module
 from .bytecode import Instruction, Opcode, VMFunction
@@ -453,8 +453,7 @@ def compile(mod, target: str = "numpy", params: dict | None = None) -> Executabl
         mod = bind_param_arrays(mod, params)
     mod = mod.copy()
     infer_module(mod)
-    with lowering.tuned_pass_config(target):  # tuned convolution algorithms, if any
-        mod = optimize(mod, target=target)
+    mod = optimize(mod, target=target)  # build's pipeline, tuned conv algorithms included
     mod = ToANormalForm()(mod)
     mod = LambdaLift()(mod)
     mod = mod.copy()
