@@ -35,6 +35,7 @@ LAYERS = [
     ("executor", "graph_executor", "prelude"),
     ("autotune",),
     ("frontend", "viz"),
+    ("serve",),
     ("testing",),
     ("cli", "tvm"),
     ("__main__",),

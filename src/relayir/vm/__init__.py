@@ -12,7 +12,8 @@ from .bytecode import Bytecode, Instruction, Opcode, VMFunction
 from .compiler import VMCompileError, compile  # noqa: A004
 from .executable import Executable
 from .interpreter import VirtualMachine, VMClosure, VMError
+from .model import VMModel
 from .profiler import VMProfileReport
 
 __all__ = ["Bytecode", "Executable", "Instruction", "Opcode", "VMClosure", "VMCompileError",
-           "VMError", "VMFunction", "VMProfileReport", "VirtualMachine", "compile"]
+           "VMError", "VMFunction", "VMModel", "VMProfileReport", "VirtualMachine", "compile"]
