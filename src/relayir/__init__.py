@@ -24,7 +24,7 @@ from .ir.op import get_op
 from .ir.parser import parse, parse_expr
 from .ir.printer import astext
 from .op import dynamic as dyn
-from .op import image, nn, vision
+from .op import image, nn, qnn, vision
 from .op import reduce as _reduce
 from .op import tensor as _tensor
 from .op import transform as _transform_ops

@@ -6,6 +6,7 @@ from . import (  # noqa: F401,I001  (registration side effects; dynamic last, be
     image,
     layout,
     nn,
+    qnn,
     reduce,
     scatter,
     tensor,
@@ -27,4 +28,4 @@ from ..ir.op import (
 
 __all__ = ["Attrs", "OpPattern", "OpTable", "call", "get_op", "has_op", "list_ops",
            "register_op", "algorithm", "bitwise", "dynamic", "dynamic_params", "image",
-           "layout", "nn", "reduce", "scatter", "tensor", "transform", "vision"]
+           "layout", "nn", "qnn", "reduce", "scatter", "tensor", "transform", "vision"]

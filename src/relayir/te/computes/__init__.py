@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     image,
     nn,
     pool,
+    qnn,
     recurrent,
     reduce,
     scatter,

@@ -32,6 +32,7 @@ from . import (  # noqa: E402,F401
     dynamic,  # noqa: E402
     image,
     nn,
+    qnn,
     recurrent,
     reduce,
     tensor,
@@ -39,7 +40,7 @@ from . import (  # noqa: E402,F401
     vision,
 )
 
-_FAMILIES = (algorithm, dynamic, image, nn, recurrent, reduce, tensor, transform, vision)
+_FAMILIES = (algorithm, dynamic, image, nn, qnn, recurrent, reduce, tensor, transform, vision)
 # a family module may declare its own non-differentiable ops (``NON_DIFFERENTIABLE``,
 # zero gradient) and ops whose gradient it refuses with a reason (``REFUSED``: a clear
 # error rather than a silent zero)
