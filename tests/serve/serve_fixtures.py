@@ -39,3 +39,28 @@ def make_repo(root: Path, models: dict[str, dict[int, list[Path]]],
         if configs and name in configs:
             (root / name / "config.json").write_text(json.dumps(configs[name]))
     return root
+
+
+def infer_json(name: str, x: np.ndarray, datatype: str = "FP32") -> dict:
+    """A KServe v2 JSON infer request with one input ``data``."""
+    return {"inputs": [{"name": "data", "shape": list(x.shape), "datatype": datatype,
+                        "data": x.ravel().tolist()}]}
+
+
+def binary_body(x: np.ndarray, name: str = "data", datatype: str = "FP32",
+                binary_output: bool = True) -> tuple[bytes, dict]:
+    """A request with ``x`` as binary data: the body and its headers."""
+    raw = x.tobytes()
+    head = json.dumps({"inputs": [{"name": name, "shape": list(x.shape), "datatype": datatype,
+                                   "parameters": {"binary_data_size": len(raw)}}],
+                       "parameters": {"binary_data_output": binary_output}}).encode()
+    return head + raw, {"Inference-Header-Content-Length": str(len(head)),
+                        "Content-Type": "application/octet-stream"}
+
+
+def binary_output(response) -> np.ndarray:
+    """The first output of a binary response, as float32."""
+    n = int(response.headers["inference-header-content-length"])
+    doc = json.loads(response.content[:n])
+    out = doc["outputs"][0]
+    return np.frombuffer(response.content[n:], "<f4").reshape(out["shape"])

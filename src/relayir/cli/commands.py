@@ -6,7 +6,7 @@ description, examples, add_arguments, run)`` and add it to ``COMMANDS`` below.
 
 from __future__ import annotations
 
-from . import compare, explore, show, tune, workloads
+from . import compare, explore, serve, show, tune, workloads
 from . import compile as compile_command
 from . import run as run_command
 from .command import Command
@@ -18,6 +18,7 @@ COMMANDS: tuple[Command, ...] = (
     show.COMMAND,
     tune.COMMAND,
     explore.COMMAND,
+    serve.COMMAND,
     workloads.PRINT,
     workloads.OPS,
 )
