@@ -9,6 +9,7 @@ from ..typing.infer import infer_expr as infer_type
 from .autodiff import gradient
 from .bind import bind, bind_params
 from .canonicalize_ops import CanonicalizeOps
+from .canonicalize_qnn import CanonicalizeQNN
 from .convert_layout import ConvertLayout
 from .dead_code import DeadCodeElimination
 from .dynamic_to_static import DynamicToStatic
@@ -40,7 +41,8 @@ from .to_graph_normal_form import ToGraphNormalForm
 from .type_check import InferType
 
 __all__ = [
-    "BackwardFoldScaleAxis", "CanonicalizeOps", "ConvertLayout", "DeadCodeElimination",
+    "BackwardFoldScaleAxis", "CanonicalizeOps", "CanonicalizeQNN", "ConvertLayout",
+    "DeadCodeElimination",
     "DefuseOps", "DynamicToStatic", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis",
     "ForwardFoldScaleAxis", "FunctionPass", "FuseOps", "InferType", "Inline", "LambdaLift",
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassTimingInstrument", "PrintIRAfter",

@@ -6,6 +6,9 @@ level the pass declares (or it is required, and it is not disabled):
 =====  ========================  ==========================================================
 level  pass                      why
 =====  ========================  ==========================================================
+0      CanonicalizeQNN           qnn.* ops (quantized models) become integer / float ops
+                                 that have kernels; first, so that the later passes fold
+                                 the weights' zero points and scale ratios
 0      SimplifyInference         batch_norm / instance_norm / dropout become plain arithmetic
                                  for inference: kernels exist for arithmetic, and the
                                  arithmetic can fuse and fold
@@ -46,6 +49,7 @@ from __future__ import annotations
 from ..ir.module import IRModule
 from .alter_op_layout import AlterOpLayout
 from .canonicalize_ops import CanonicalizeOps
+from .canonicalize_qnn import CanonicalizeQNN
 from .dead_code import DeadCodeElimination
 from .dynamic_to_static import DynamicToStatic
 from .eliminate_common_subexpr import EliminateCommonSubexpr
@@ -71,6 +75,7 @@ def optimize_passes(fuse: bool = True, target=None) -> Sequential:
     """The pipeline as a ``Sequential`` (``fuse=False`` stops before ``FuseOps``) for
     ``target`` (a ``Target``, its kind, or None)."""
     passes = [
+        CanonicalizeQNN(),
         SimplifyInference(),
         SimplifyExpr(),
         DynamicToStatic(),
