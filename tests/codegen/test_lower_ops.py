@@ -50,6 +50,16 @@ def _pos(shape, dtype="float32", seed=0):
     return (np.abs(rand(shape, dtype, seed)) + 0.1).astype(dtype)
 
 
+def _unit(shape, dtype="float32", seed=0):
+    """Inside (-1, 1): the domain of asin, acos, atanh."""
+    return (rand(shape, dtype, seed) * 0.45).astype(dtype)
+
+
+def _above_one(shape, dtype="float32", seed=0):
+    """Above 1: the domain of acosh."""
+    return (np.abs(rand(shape, dtype, seed)) + 1.1).astype(dtype)
+
+
 def _nonzero(shape, dtype, seed):
     x = rand(shape, dtype, seed)
     return np.where(x == 0, 3, x).astype(dtype)
@@ -96,7 +106,8 @@ def _unary_cases():
     floats = {"exp": None, "log": _pos, "log2": _pos, "log10": _pos, "sqrt": _pos,
               "rsqrt": _pos, "tanh": None, "sigmoid": None, "erf": None, "floor": None,
               "ceil": None, "round": None, "trunc": None, "sin": None, "cos": None,
-              "tan": None}
+              "tan": None, "sinh": None, "cosh": None, "asin": _unit, "acos": _unit,
+              "atan": None, "asinh": None, "acosh": _above_one, "atanh": _unit}
     for name, gen in floats.items():
         for shape in ((17,), (3, 33)):
             x = gen(shape) if gen else rand(shape, "float32", 7)

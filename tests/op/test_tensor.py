@@ -86,15 +86,21 @@ UNARY_FLOAT = {
     "rsqrt": lambda x: 1 / np.sqrt(x), "tanh": np.tanh, "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "erf": _erf, "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
     "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "sinh": np.sinh, "cosh": np.cosh, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
 }
 POSITIVE_ONLY = {"log", "log2", "log10", "sqrt", "rsqrt"}
+# inputs inside the function's domain: (low, high)
+DOMAIN = {"asin": (-0.99, 0.99), "acos": (-0.99, 0.99), "atanh": (-0.99, 0.99),
+          "acosh": (1.0, 4.0)}
 
 
 @pytest.mark.parametrize("name", sorted(UNARY_FLOAT))
 @pytest.mark.parametrize("shape", [(), (7,), (3, 5, 2)], ids=str)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_unary_float(name, shape, dtype):
-    x = rand(shape, dtype, seed=5, low=0.1 if name in POSITIVE_ONLY else -3.0, high=3.0)
+    low, high = DOMAIN.get(name, (0.1 if name in POSITIVE_ONLY else -3.0, 3.0))
+    x = rand(shape, dtype, seed=5, low=low, high=high)
     expected = np.asarray(UNARY_FLOAT[name](x.astype("float64"))).astype(dtype)
     check_op(name, [x], expected, rtol=1e-5, atol=1e-6)
 
@@ -111,6 +117,20 @@ def test_unary_float_rejects_ints(name):
 def test_unary_any(name, fn, dtype):
     x = rand((4, 3), dtype, seed=6)
     check_op(name, [x], fn(x))
+
+
+@pytest.mark.parametrize("name", ["sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh",
+                                  "atanh"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_unary_float_kernel_on_cpu(name, dtype):
+    """The generated C (libm's function) agrees with the numpy reference."""
+    low, high = DOMAIN.get(name, (-3.0, 3.0))
+    x = rand((3, 17), dtype, seed=11, low=low, high=high)
+    v = relay.var("x", shape=x.shape, dtype=dtype)
+    mod = relay.IRModule.from_expr(relay.Function([v], getattr(relay, name)(v)))
+    out = relay.create_executor("graph", mod=mod, target="cpu").evaluate()(x)
+    expected = np.asarray(UNARY_FLOAT[name](x.astype("float64"))).astype(dtype)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_isnan_isinf():

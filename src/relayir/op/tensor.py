@@ -170,6 +170,14 @@ _FLOAT_UNARY = {
     "sin": np.sin,
     "cos": np.cos,
     "tan": np.tan,
+    "sinh": _errstate(np.sinh),
+    "cosh": _errstate(np.cosh),
+    "asin": _errstate(np.arcsin),
+    "acos": _errstate(np.arccos),
+    "atan": np.arctan,
+    "asinh": np.arcsinh,
+    "acosh": _errstate(np.arccosh),
+    "atanh": _errstate(np.arctanh),
 }
 
 _ANY_UNARY = {

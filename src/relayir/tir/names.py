@@ -14,7 +14,8 @@ import re
 # the libm functions kernels call, each also with its float ("f") variant
 C_MATH_FUNCTIONS = frozenset((
     "exp", "log", "log2", "log10", "sqrt", "tanh", "erf", "floor", "ceil", "trunc", "rint",
-    "sin", "cos", "tan", "fabs", "pow", "fmod",
+    "sin", "cos", "tan", "fabs", "pow", "fmod", "sinh", "cosh", "asin", "acos", "atan",
+    "asinh", "acosh", "atanh",
 ))
 
 C_RESERVED = frozenset((
