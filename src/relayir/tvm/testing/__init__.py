@@ -18,6 +18,13 @@ import numpy as np
 import pytest
 
 from ..target import device_enabled, enabled_targets, target_kind
+from .features import (
+    REQUIREMENTS,
+    Requirement,
+    requires_cuda_compute_version,
+    requires_nvcc_version,
+    requires_package,
+)
 
 
 def assert_allclose(actual, desired, rtol: float = 1e-7, atol: float = 1e-7) -> None:
@@ -30,46 +37,8 @@ def assert_allclose(actual, desired, rtol: float = 1e-7, atol: float = 1e-7) -> 
 
 # ---------------------------------------------------------------- marks
 
-
-class Requirement:
-    """``@tvm.testing.requires_X``: a skip unless relayir has X (``requires_llvm``: it
-    has). Also ``requires_X.marks()`` and ``bool(requires_X)``."""
-
-    def __init__(self, name: str, available: bool):
-        self.name = name
-        self.available = available
-
-    def marks(self) -> list:
-        return [] if self.available else [pytest.mark.skip(
-            reason=f"relayir.tvm: {self.name} is not available (host CPU only)")]
-
-    def __call__(self, func=None, *args, **kwargs):
-        if func is None or not callable(func):  # used with arguments: a decorator factory
-            return self
-        for mark in self.marks():
-            func = mark(func)
-        return func
-
-    def __bool__(self) -> bool:
-        return self.available
-
-
-_REQUIREMENTS = {
-    "requires_llvm": True, "requires_gpu": False, "requires_cuda": False,
-    "requires_cudagraph": False, "requires_cudnn": False, "requires_cublas": False,
-    "requires_nvptx": False, "requires_rocm": False, "requires_opencl": False,
-    "requires_vulkan": False, "requires_metal": False, "requires_hexagon": False,
-    "requires_tensorcore": False, "requires_rpc": False, "requires_micro": False,
-    "requires_x86_vnni": False, "requires_x86_avx512": False, "requires_arm_dot": False,
-    "requires_aarch64": False, "requires_ethosn": False, "requires_cmsisnn": False,
-    "requires_openclml": False, "requires_tensorrt": False, "requires_dnnl": False,
-    "requires_cutlass": False, "requires_libtorch": False, "requires_matlab": False,
-    "requires_nnapi": False, "requires_corstone300": False, "requires_vitis_ai": False,
-    "requires_package": False, "requires_mrvl": False, "requires_cuda_compute_version": False,
-    "requires_nvcc_version": False,
-}
-for _name, _ok in _REQUIREMENTS.items():
-    globals()[_name] = Requirement(_name.removeprefix("requires_"), _ok)
+for _name, _requirement in REQUIREMENTS.items():
+    globals()[_name] = _requirement
 
 
 def uses_gpu(func):
@@ -156,5 +125,6 @@ def main() -> None:
 
 __all__ = ["Requirement", "assert_allclose", "device_enabled", "enabled_targets",
            "exclude_targets", "fixture", "known_failing_targets", "main", "parameter",
-           "parameters", "parametrize_targets", "skip_if_32bit", "uses_gpu",
-           *_REQUIREMENTS]
+           "parameters", "parametrize_targets", "requires_cuda_compute_version",
+           "requires_nvcc_version", "requires_package", "skip_if_32bit", "uses_gpu",
+           *REQUIREMENTS]
