@@ -19,7 +19,7 @@ from ..ir.module import IRModule
 from ..version import __version__
 from . import _ffi, error, ir, nd, runtime, target, transform
 from .alias import AliasError, install_alias, uninstall_alias
-from .error import TVMError
+from .error import TVMError, missing_attribute
 from .runtime.ndarray import (
     Device,
     cpu,
@@ -33,13 +33,13 @@ from .runtime.ndarray import (
     vulkan,
 )
 
-_LAZY = ("relay", "contrib", "testing", "topi", "te", "tir", "autotvm", "parser")
+_LAZY = ("relay", "contrib", "testing", "topi", "te", "tir", "autotvm", "parser", "rpc")
 
 
 def __getattr__(name: str):
     if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise missing_attribute(__name__, name)
 
 
 __all__ = ["AliasError", "Device", "IRModule", "TVMError", "__version__", "cpu", "cuda",

@@ -19,6 +19,47 @@ OpAttributeRequired = OpError
 OpAttributeInvalid = OpError
 OpAttributeUnImplemented = OpError
 
-__all__ = ["DiagnosticError", "InternalError", "OpAttributeInvalid", "OpAttributeRequired",
-           "OpAttributeUnImplemented", "OpError", "OpNotImplemented", "ParseError", "RPCError",
-           "TVMError", "TypeInferenceError"]
+
+
+class NotInRelayirError(Error, NotImplementedError):
+    """A TVM API relayir does not offer: the message names the API and says why."""
+
+
+def not_in_relayir(api: str, why: str = ""):
+    """A function standing for the TVM API ``api`` that raises ``NotInRelayirError``
+    when called (so that a module importing it still loads)."""
+    def refuse(*args, **kwargs):
+        raise NotInRelayirError(f"{api} is not part of relayir" + (f": {why}" if why else ""))
+
+    refuse.__name__ = api.rsplit(".", 1)[-1]
+    refuse.__qualname__ = refuse.__name__
+    refuse.__doc__ = f"``{api}``: not part of relayir. {why}"
+    return refuse
+
+
+def refusing_module(module: str, why: str):
+    """A module ``__getattr__`` for a TVM module relayir does not offer: every public
+    name is a ``not_in_relayir`` function (importing the name works, using it raises
+    ``NotInRelayirError`` naming it)."""
+    tvm_name = module.replace("relayir.tvm", "tvm", 1)
+
+    def __getattr__(name: str):
+        if name.startswith("_"):
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        return not_in_relayir(f"{tvm_name}.{name}", why)
+
+    return __getattr__
+
+
+def missing_attribute(module: str, name: str) -> AttributeError:
+    """The AttributeError for ``module.name`` that TVM has and relayir.tvm does not."""
+    tvm_name = module.replace("relayir.tvm", "tvm", 1)
+    return AttributeError(f"{tvm_name}.{name} is not part of relayir (module {module!r} has no "
+                          f"attribute {name!r}; docs/tvm-compat.md lists what relayir.tvm "
+                          f"covers)")
+
+
+__all__ = ["DiagnosticError", "InternalError", "NotInRelayirError", "OpAttributeInvalid",
+           "OpAttributeRequired", "OpAttributeUnImplemented", "OpError", "OpNotImplemented",
+           "ParseError", "RPCError", "TVMError", "TypeInferenceError", "missing_attribute",
+           "not_in_relayir", "refusing_module"]

@@ -1,7 +1,8 @@
 """``tvm.tir``: the few loop-IR names Relay code uses for shapes and constants. A
 ``tir.IntImm`` is a Python int, ``tir.Any()`` relayir's ``Any``, ``tir.Var`` a
 ``SymbolicDim``; each name works both as a constructor and in ``isinstance``.
-relayir's loop IR is ``relayir.tir``, with its own API."""
+relayir's loop IR is ``relayir.tir``, with its own API. ``indexdiv`` / ``indexmod`` of a
+named dim give ``Any()`` (relayir has no symbolic shape arithmetic)."""
 
 from __future__ import annotations
 
@@ -51,20 +52,23 @@ def const(value, dtype: str | None = None, span=None):
     return value
 
 
-def _static(op: str, a, b) -> None:
-    if not (isinstance(a, int) and isinstance(b, int)):
-        raise Error(f"tir.{op}({a!r}, {b!r}): relayir shapes have no symbolic arithmetic "
-                    f"(a dim is an int, a named dim or Any)")
+def _dims_only(op: str, a, b) -> None:
+    for v in (a, b):
+        if not isinstance(v, (int, SymbolicDim, Any)):
+            raise Error(f"tir.{op}({a!r}, {b!r}): relayir.tvm's tir takes shape dims (ints, "
+                        f"named dims, Any), found {type(v).__name__}")
 
 
 def indexdiv(a, b, span=None):
-    _static("indexdiv", a, b)
-    return a // b
+    """``a // b`` of ints; of a named dim, ``Any()``: relayir has no symbolic shape
+    arithmetic yet, so the quotient is a dim type inference treats as unknown."""
+    _dims_only("indexdiv", a, b)
+    return a // b if isinstance(a, int) and isinstance(b, int) else Any()
 
 
 def indexmod(a, b, span=None):
-    _static("indexmod", a, b)
-    return a % b
+    _dims_only("indexmod", a, b)
+    return a % b if isinstance(a, int) and isinstance(b, int) else Any()
 
 
 floordiv = indexdiv

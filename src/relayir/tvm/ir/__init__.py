@@ -19,12 +19,30 @@ from ...ir.types import (
     TypeVar,
 )
 from .. import transform
+from ..error import NotInRelayirError, missing_attribute, not_in_relayir
 
 BaseExpr = RelayExpr
 PrimExpr = int
+
+register_op_attr = not_in_relayir(
+    "tvm.ir.register_op_attr", "relayir's operators keep their rules in per-layer tables "
+    "keyed by op name (relayir.op, relayir.te, relayir.transform.autodiff), not in TVM's "
+    "op attribute registry")
+
+
+def make_node(type_key: str, **fields):
+    """TVM's reflection constructor: relayir's nodes are Python classes, made directly
+    (``relay.Var(...)``, ``relay.Call(...)``); no node is made by its type key."""
+    raise NotInRelayirError(
+        f"tvm.ir.make_node({type_key!r}, ...) is not part of relayir: relayir has no "
+        f"reflection registry of node types (make the node with its class)")
+
+
+def __getattr__(name: str):
+    raise missing_attribute(__name__, name)
 
 
 __all__ = ["BaseExpr", "FuncType", "GlobalTypeVar", "GlobalVar", "IRModule", "IncompleteType",
            "Node", "Op", "PrimExpr", "RefType", "RelayExpr", "Span", "TensorType", "TupleType",
            "Type", "TypeCall", "TypeVar", "assert_structural_equal", "structural_equal",
-           "structural_hash", "transform"]
+           "structural_hash", "transform", "make_node", "register_op_attr"]

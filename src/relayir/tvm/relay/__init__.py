@@ -17,6 +17,7 @@ from ...ir import *  # noqa: F403
 from ...ir.parser import parse_expr
 from ...ir.types import SymbolicDim
 from ...typing.infer import infer_expr
+from ..error import missing_attribute
 from . import (
     adt,
     analysis,
@@ -53,7 +54,7 @@ def __getattr__(name: str):
     ``from tvm.relay import testing``; here attribute access works too)."""
     if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise missing_attribute(__name__, name)
 
 
 def type_of(e):

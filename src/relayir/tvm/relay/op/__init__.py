@@ -14,7 +14,8 @@ from ....op.reduce import *  # noqa: F403
 from ....op.scatter import *  # noqa: F403
 from ....op.tensor import *  # noqa: F403
 from ....op.transform import *  # noqa: F403
-from . import nn
+from ...error import missing_attribute
+from . import nn, op
 from ._dyn_dispatch import (
     arange,
     argwhere,
@@ -30,6 +31,24 @@ from ._dyn_dispatch import (
     zeros,
 )
 from ._tuple_ops import mean_std, mean_variance, split, topk, unique
+from .op import (
+    OpStrategy,
+    debug,
+    register_alter_op_layout,
+    register_compute,
+    register_convert_op_layout,
+    register_external_compiler,
+    register_fake_quantization_to_integer,
+    register_gradient,
+    register_injective_schedule,
+    register_legalize,
+    register_mixed_precision_conversion,
+    register_optional_fake_quantization_to_integer,
+    register_pattern,
+    register_reduce_schedule,
+    register_shape_func,
+    register_strategy,
+)
 
 ELEMWISE = OpPattern.ELEMWISE
 BROADCAST = OpPattern.BROADCAST
@@ -43,7 +62,10 @@ def list_op_names() -> list[str]:
     return list_ops()
 
 
+def __getattr__(name: str):
+    raise missing_attribute(__name__, name)
 
 
-# ``relay.transform`` is the pass namespace, not the op family of the same name
-__all__ = sorted(n for n in dir() if not n.startswith("_") and n != "transform")
+# ``relay.transform`` is the pass namespace, not the op family of the same name; ``op``
+# is the registry module (``relay.op.op``), not ``relay.op`` itself
+__all__ = sorted(n for n in dir() if not n.startswith("_") and n not in ("transform", "op"))

@@ -1,0 +1,92 @@
+"""The TVM names Relay's own tests import: the ones relayir offers work, the ones it does
+not offer import fine and raise ``NotInRelayirError`` naming the API when used (never a
+deep AttributeError); ``requires_*`` reflect this machine."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import relayir.tvm as tvm
+from relayir.tvm import relay, rpc, tir
+from relayir.tvm.error import NotInRelayirError
+from relayir.tvm.testing import features
+
+
+def test_level1_trig_ops_are_relay_ops():
+    x = relay.var("x", shape=(3,), dtype="float32")
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.atan(relay.sinh(x))))
+    data = np.array([-1.0, 0.0, 2.0], "float32")
+    out = relay.create_executor("debug", mod=mod).evaluate()(data)
+    np.testing.assert_allclose(out.numpy(), np.arctan(np.sinh(data)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("api", ["register", "register_compute", "register_strategy",
+                                 "register_alter_op_layout", "register_pattern"])
+def test_op_registration_from_python_is_refused_by_name(api):
+    from relayir.tvm.relay.op import op as _op
+
+    with pytest.raises(NotInRelayirError, match=f"tvm.relay.op.{api} is not part of relayir"):
+        getattr(_op, api)("custom_log")
+    assert relay.op.get("log").name == "log"
+    assert relay.op is not _op and relay.op.op is _op  # relay.op stays the package
+
+
+def test_ir_names_that_are_not_offered():
+    with pytest.raises(NotInRelayirError, match=r"make_node\('DictAttrs'"):
+        tvm.ir.make_node("DictAttrs", a=1)
+    with pytest.raises(NotInRelayirError, match="tvm.ir.register_op_attr"):
+        tvm.ir.register_op_attr("exp", "ftest", lambda x: x)
+    with pytest.raises(AttributeError, match="tvm.relay.not_a_name is not part of relayir"):
+        relay.not_a_name  # noqa: B018
+
+
+def test_imported_modules_refuse_on_use():
+    from relayir.tvm.relay.dataflow_pattern import is_op
+    from relayir.tvm.script import tir as T
+
+    with pytest.raises(NotInRelayirError, match="tvm.relay.dataflow_pattern.is_op"):
+        is_op("nn.dense")
+    assert T.int32(1) == 1 and isinstance(T.int64(3), int) and T.float32(2) == 2.0
+    with pytest.raises(NotInRelayirError, match="tvm.script.tir.prim_func"):
+        T.prim_func(lambda: None)
+
+
+def test_indexdiv_of_a_named_dim_is_any():
+    d = tvm.te.var("d")
+    assert tir.indexdiv(9, 4) == 2 and tir.indexmod(9, 4) == 1
+    assert isinstance(tir.indexdiv(d, 4), tir.Any)
+
+
+def test_rpc_local_session_loads_an_exported_module(tmp_path, needs_cc):
+    x = relay.var("x", shape=(2,), dtype="float32")
+    lib = relay.build(tvm.IRModule.from_expr(relay.Function([x], x + x)), target="llvm")
+    path = tmp_path / "m.so"
+    lib.export_library(str(path))
+    session = rpc.LocalSession()
+    session.upload(str(path))
+    assert session.listdir() == ["m.so"]
+    loaded = session.load_module("m.so")
+    from relayir.tvm.contrib import graph_executor
+
+    m = graph_executor.GraphModule(loaded["default"](session.cpu()))
+    m.set_input("x", np.array([1.0, 2.0], "float32"))
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), [2.0, 4.0])
+    with pytest.raises(NotInRelayirError, match="tvm.rpc.connect"):
+        rpc.connect("127.0.0.1", 9090)
+
+
+def test_requirements_reflect_this_machine():
+    flags = features.cpu_flags()
+    avx512 = features.is_x86() and {"avx512f", "avx512bw", "avx512cd", "avx512dq",
+                                    "avx512vl"} <= flags
+    assert bool(tvm.testing.requires_x86_avx512) == avx512
+    assert bool(tvm.testing.requires_x86) == features.is_x86()
+    assert not tvm.testing.requires_cuda and tvm.testing.requires_llvm
+    assert bool(tvm.testing.requires_package("numpy"))
+    assert not tvm.testing.requires_package("numpy", "not_a_package_relayir_knows")
+    marks = tvm.testing.requires_package("not_a_package_relayir_knows").marks()
+    assert "not_a_package_relayir_knows" in marks[0].kwargs["reason"]
+    assert bool(tvm.testing.requires_package("scipy")) == \
+        (importlib.util.find_spec("scipy") is not None)
