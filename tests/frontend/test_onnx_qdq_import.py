@@ -138,3 +138,70 @@ def test_a_qlinear_chain_with_constant_weights_runs_as_integers_on_cpu(executor)
     assert_bits(got, run_ort(model, [x]))
     assert {"qnn.conv2d", "qnn.dense", "qnn.quantize"} <= {
         n.split("(")[0].split()[-1] for n in mod.astext().split("\n") if "qnn." in n}
+
+
+# ---------------------------------------------------------------- QDQ models
+
+
+def _float_cnn(r):
+    """Conv → Conv → residual Add → MaxPool → GlobalAveragePool → Flatten → Gemm."""
+    T, h = onnx.TensorProto, onnx.helper
+
+    def init(name, *shape, scale=0.3):
+        return _init(name, (r.standard_normal(shape) * scale).astype("float32"))
+
+    inits = [init("w1", 8, 3, 3, 3), init("b1", 8, scale=0.1), init("w2", 8, 8, 3, 3, scale=0.2),
+             init("b2", 8, scale=0.1), init("wd", 10, 8), init("bd", 10, scale=0.1)]
+    nodes = [h.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["c1"], ["r1"]),
+             h.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             h.make_node("Add", ["c2", "r1"], ["a"]),
+             h.make_node("Relu", ["a"], ["r2"]),
+             h.make_node("MaxPool", ["r2"], ["mp"], kernel_shape=[2, 2], strides=[2, 2]),
+             h.make_node("GlobalAveragePool", ["mp"], ["g"]),
+             h.make_node("Flatten", ["g"], ["f"]),
+             h.make_node("Gemm", ["f", "wd", "bd"], ["y"], transB=1)]
+    return _graph(nodes, [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 16, 16])],
+                  [h.make_tensor_value_info("y", T.FLOAT, [1, 10])], inits)
+
+
+@pytest.fixture(scope="module")
+def qdq_model(tmp_path_factory):
+    """The float CNN quantized by onnxruntime's ``quantize_static`` (QDQ, per-channel
+    int8 weights, uint8 activations), as users make them."""
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    r = np.random.default_rng(0)
+    d = tmp_path_factory.mktemp("qdq")
+    onnx.save(_float_cnn(r), d / "f.onnx")
+
+    class Reader(quantization.CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"x": r.standard_normal((1, 3, 16, 16)).astype("float32")}
+                            for _ in range(8)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantization.quantize_static(
+        str(d / "f.onnx"), str(d / "q.onnx"), Reader(), quant_format=quantization.QuantFormat.QDQ,
+        per_channel=True, activation_type=quantization.QuantType.QUInt8,
+        weight_type=quantization.QuantType.QInt8)
+    return onnx.load(d / "q.onnx")
+
+
+@pytest.mark.parametrize("executor", ["graph", "vm", "aot"])
+def test_an_onnxruntime_qdq_model_runs_as_int8_and_equals_onnxruntime(qdq_model, executor):
+    x = np.random.default_rng(5).standard_normal((1, 3, 16, 16)).astype("float32")
+    got, _ = run_relay(qdq_model, [x], target="cpu", executor=executor)
+    assert_bits(got, run_ort(qdq_model, [x]))
+
+
+def test_the_qdq_model_has_no_float_product_left_after_the_pipeline(qdq_model):
+    mod, params = relay.frontend.from_onnx(qdq_model)
+    mod = relay.transform.InferType()(mod)
+    with relay.transform.PassContext(opt_level=3):
+        mod = relay.transform.optimize(mod, fuse=False)
+    text = mod.astext()
+    convs = [line for line in text.split("\n") if "nn.conv2d(" in line or "nn.dense(" in line]
+    assert convs and all("int32" in line for line in convs), convs
+    assert "qnn." not in text

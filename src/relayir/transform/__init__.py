@@ -14,6 +14,7 @@ from .convert_layout import ConvertLayout
 from .dead_code import DeadCodeElimination
 from .dynamic_to_static import DynamicToStatic
 from .eliminate_common_subexpr import EliminateCommonSubexpr
+from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fold_constant import FoldConstant
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .fuse_ops import DefuseOps, FuseOps
@@ -43,7 +44,8 @@ from .type_check import InferType
 __all__ = [
     "BackwardFoldScaleAxis", "CanonicalizeOps", "CanonicalizeQNN", "ConvertLayout",
     "DeadCodeElimination",
-    "DefuseOps", "DynamicToStatic", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis",
+    "DefuseOps", "DynamicToStatic", "EliminateCommonSubexpr", "FakeQuantizationToInteger",
+    "FoldConstant", "FoldScaleAxis",
     "ForwardFoldScaleAxis", "FunctionPass", "FuseOps", "InferType", "Inline", "LambdaLift",
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassTimingInstrument", "PrintIRAfter",
     "RemoveUnusedFunctions", "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",

@@ -6,6 +6,9 @@ level the pass declares (or it is required, and it is not disabled):
 =====  ========================  ==========================================================
 level  pass                      why
 =====  ========================  ==========================================================
+0      FakeQuantizationToInteger dequantize → float op → quantize chains (QDQ models, as
+                                 ONNX Runtime's quantize_static writes them) become
+                                 integer QNN ops: the model runs as int8, as in ORT
 0      CanonicalizeQNN           qnn.* ops (quantized models) become integer / float ops
                                  that have kernels; first, so that the later passes fold
                                  the weights' zero points and scale ratios
@@ -53,6 +56,7 @@ from .canonicalize_qnn import CanonicalizeQNN
 from .dead_code import DeadCodeElimination
 from .dynamic_to_static import DynamicToStatic
 from .eliminate_common_subexpr import EliminateCommonSubexpr
+from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fold_constant import FoldConstant
 from .fold_scale_axis import FoldScaleAxis
 from .fuse_ops import FuseOps
@@ -75,6 +79,7 @@ def optimize_passes(fuse: bool = True, target=None) -> Sequential:
     """The pipeline as a ``Sequential`` (``fuse=False`` stops before ``FuseOps``) for
     ``target`` (a ``Target``, its kind, or None)."""
     passes = [
+        FakeQuantizationToInteger(),
         CanonicalizeQNN(),
         SimplifyInference(),
         SimplifyExpr(),
