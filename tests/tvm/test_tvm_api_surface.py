@@ -90,3 +90,34 @@ def test_requirements_reflect_this_machine():
     assert "not_a_package_relayir_knows" in marks[0].kwargs["reason"]
     assert bool(tvm.testing.requires_package("scipy")) == \
         (importlib.util.find_spec("scipy") is not None)
+
+
+def test_topi_references_and_missing_workloads():
+    import relayir.tvm.topi.testing as ref
+    from relayir.tvm.relay.testing import inception_v3
+
+    seq = np.array([[1, 3, 5], [2, 4, 6]], "float32")
+    vals = np.array([[3, 6], [1, 7]], "float32")
+    np.testing.assert_array_equal(ref.searchsorted_ref(seq, vals, False, "int32"),
+                                  [[1, 3], [0, 3]])
+    np.testing.assert_array_equal(ref.searchsorted_ref(seq, vals, True, "int64"),
+                                  [[2, 3], [0, 3]])
+    a = np.arange(4, dtype="float32").reshape(2, 2)
+    np.testing.assert_array_equal(ref.dilate_python(a, (2, 1)),
+                                  [[0, 1], [0, 0], [2, 3]])
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype("float32")
+    w = np.ones((3, 2, 3, 3), "float32")
+    out = ref.conv2d_nchw_python(x, w, 1, 1)
+    assert out.shape == (1, 3, 5, 5)
+    np.testing.assert_allclose(out[0, 0, 2, 2], x[0, :, 1:4, 1:4].sum(), rtol=1e-5)
+    with pytest.raises(NotInRelayirError, match="tvm.topi.testing.roi_pool_nchw_python"):
+        ref.roi_pool_nchw_python(x)
+    with pytest.raises(NotInRelayirError, match="relay.testing.inception_v3.get_workload"):
+        inception_v3.get_workload()
+    assert tvm.get_global_func("relay.ext.dnnl", True) is None
+    with pytest.raises(NotInRelayirError, match="get_global_func"):
+        tvm.get_global_func("relay.ext.dnnl")
+    from relayir.tvm.relay.prelude import StaticTensorArrayOps
+
+    with pytest.raises(NotInRelayirError, match="StaticTensorArrayOps"):
+        StaticTensorArrayOps(None, "float32")

@@ -18,6 +18,7 @@ import importlib
 from ..ir.module import IRModule
 from ..version import __version__
 from . import _ffi, error, ir, nd, runtime, target, transform
+from ._ffi import get_global_func, register_func, register_object
 from .alias import AliasError, install_alias, uninstall_alias
 from .error import TVMError, missing_attribute
 from .runtime.ndarray import (
@@ -43,5 +44,6 @@ def __getattr__(name: str):
 
 
 __all__ = ["AliasError", "Device", "IRModule", "TVMError", "__version__", "cpu", "cuda",
-           "device", "error", "ext_dev", "gpu", "install_alias", "ir", "metal", "nd",
+           "device", "error", "ext_dev", "get_global_func", "gpu", "register_func",
+           "register_object", "install_alias", "ir", "metal", "nd",
            "opencl", "rocm", "runtime", "target", "transform", "uninstall_alias", "vulkan"]

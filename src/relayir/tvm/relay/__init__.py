@@ -17,7 +17,7 @@ from ...ir import *  # noqa: F403
 from ...ir.parser import parse_expr
 from ...ir.types import SymbolicDim
 from ...typing.infer import infer_expr
-from ..error import missing_attribute
+from ..error import missing_attribute, not_in_relayir
 from . import (
     adt,
     analysis,
@@ -46,6 +46,8 @@ image = op.image
 vision = op.vision
 dyn = op.dyn
 ShapeVar = SymbolicDim
+SpanCheck = not_in_relayir("tvm.relay.SpanCheck", "relayir's nodes carry spans from the "
+                           "parser; there is no span-checking pass")
 _LAZY = ("testing", "frontend")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ...errors import Error
 from ...prelude import Prelude as _Prelude
+from ..error import not_in_relayir
 
 # Relay's attribute → relayir's constructor / type name
 _RELAY_NAMES = {
@@ -42,4 +43,11 @@ class Prelude(_Prelude):
         """Loaded by the constructor."""
 
 
-__all__ = ["Prelude"]
+_NO_TENSOR_ARRAY = "relayir's prelude has no tensor-array ADTs"
+TensorArrayOps = not_in_relayir("tvm.relay.prelude.TensorArrayOps", _NO_TENSOR_ARRAY)
+StaticTensorArrayOps = not_in_relayir("tvm.relay.prelude.StaticTensorArrayOps",
+                                      _NO_TENSOR_ARRAY)
+get_tensor_array_shape = not_in_relayir("tvm.relay.prelude.get_tensor_array_shape",
+                                        _NO_TENSOR_ARRAY)
+
+__all__ = ["Prelude", "StaticTensorArrayOps", "TensorArrayOps", "get_tensor_array_shape"]

@@ -94,6 +94,20 @@ def resolve_target(target, default: str = "llvm"):
     return target if isinstance(target, _Target) else Target(target)
 
 
+class VirtualDevice:
+    """``VirtualDevice(device, target, memory_scope)``: a record of where a value lives.
+    relayir has one device (the host CPU) and no device planning, so it is only carried
+    (e.g. in a text format's metadata table)."""
+
+    def __init__(self, device=None, target=None, memory_scope: str = ""):
+        self.device = device
+        self.target = target
+        self.memory_scope = memory_scope
+
+    def __repr__(self) -> str:
+        return f"VirtualDevice({self.device}, {self.target}, {self.memory_scope!r})"
+
+
 CPU_KINDS = ("llvm", "c")
 
 
@@ -135,5 +149,5 @@ arm_cpu = _refused("arm_cpu")
 rasp = _refused("arm_cpu")
 
 
-__all__ = ["CPU_KINDS", "Target", "TargetKind", "arm_cpu", "create", "cuda", "device_enabled",
-           "enabled_targets", "mali", "resolve_target", "rocm", "target_kind"]
+__all__ = ["CPU_KINDS", "Target", "TargetKind", "VirtualDevice", "arm_cpu", "create", "cuda",
+           "device_enabled", "enabled_targets", "mali", "resolve_target", "rocm", "target_kind"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.op import get_op, make_attrs
+from ..error import refusing_module
 
 
 def _ref(op_name: str, *inputs, **attrs) -> np.ndarray:
@@ -41,5 +42,80 @@ def batch_matmul(x, y, out_dtype=None, trans_x: bool = False, trans_y: bool = Tr
                 transpose_b=trans_y)
 
 
-__all__ = ["batch_matmul", "gather_python", "log_softmax_python", "one_hot", "softmax_python",
+def searchsorted_ref(sorted_sequence, values, right: bool, out_dtype: str) -> np.ndarray:
+    """Indices of ``values`` in the innermost rows of ``sorted_sequence`` (leading
+    dimensions matched pairwise, as Relay's ``searchsorted``)."""
+    seq, vals = np.asarray(sorted_sequence), np.asarray(values)
+    side = "right" if right else "left"
+    if seq.ndim == 1:
+        return np.searchsorted(seq, vals, side=side).astype(out_dtype)
+    rows = zip(seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1]))
+    out = np.stack([np.searchsorted(s, v, side=side) for s, v in rows])
+    return out.reshape(vals.shape).astype(out_dtype)
+
+
+def _pads(padding, n: int) -> tuple:
+    if isinstance(padding, int):
+        return (padding,) * (2 * n)
+    padding = tuple(padding)
+    return padding * 2 if len(padding) == n else padding
+
+
+def _conv(name: str, data_layout: str, kernel_layout: str, n: int):
+    def conv(a_np, w_np, stride, padding, groups: int = 1):
+        strides = (stride,) * n if isinstance(stride, int) else tuple(stride)
+        return _ref(name, a_np, w_np, strides=strides, padding=_pads(padding, n),
+                    groups=groups, data_layout=data_layout, kernel_layout=kernel_layout)
+
+    return conv
+
+
+conv2d_nchw_python = _conv("nn.conv2d", "NCHW", "OIHW", 2)
+conv2d_nhwc_python = _conv("nn.conv2d", "NHWC", "HWIO", 2)
+conv3d_ncdhw_python = _conv("nn.conv3d", "NCDHW", "OIDHW", 3)
+
+
+def conv1d_ncw_python(a_np, w_np, stride, padding, dilation):
+    strides = (stride,) if isinstance(stride, int) else tuple(stride)
+    dil = (dilation,) if isinstance(dilation, int) else tuple(dilation)
+    return _ref("nn.conv1d", a_np, w_np, strides=strides, padding=_pads(padding, 1),
+                dilation=dil)
+
+
+def dilate_python(input_np, strides, dilation_value=0.0, out_dtype=None) -> np.ndarray:
+    """``input_np`` with ``strides[i] - 1`` copies of ``dilation_value`` between elements
+    along axis ``i``."""
+    x = np.asarray(input_np)
+    shape = tuple((d - 1) * s + 1 for d, s in zip(x.shape, strides))
+    out = np.full(shape, dilation_value, dtype=out_dtype or x.dtype)
+    out[tuple(slice(None, None, s) for s in strides)] = x
+    return out
+
+
+def sequence_mask(data, valid_length, mask_value, axis: int) -> np.ndarray:
+    """Entries past ``valid_length[b]`` along ``axis`` (0 or 1; the batch is the other
+    of the two) set to ``mask_value``."""
+    data = np.array(data)
+    steps = np.arange(data.shape[axis])
+    mask = steps[:, None] < np.asarray(valid_length)[None, :]  # (steps, batch)
+    if axis == 1:
+        mask = mask.T
+    mask = mask.reshape(mask.shape + (1,) * (data.ndim - 2))
+    return np.where(mask, data, np.asarray(mask_value, data.dtype))
+
+
+def l2_normalize_python(a_np, eps, axis=None) -> np.ndarray:
+    axis = tuple(axis) if axis is not None else None
+    norm = np.sqrt(np.maximum(np.sum(np.square(a_np), axis=axis, keepdims=True), eps))
+    return np.asarray(a_np) / norm
+
+
+__getattr__ = refusing_module(__name__, "relayir.tvm offers the references relayir's ops "
+                              "have; use numpy or relayir's op reference "
+                              "(relayir.ir.op.get_op(name).reference)")
+
+
+__all__ = ["batch_matmul", "conv1d_ncw_python", "conv2d_nchw_python", "conv2d_nhwc_python",
+           "conv3d_ncdhw_python", "dilate_python", "l2_normalize_python", "searchsorted_ref",
+           "sequence_mask", "gather_python", "log_softmax_python", "one_hot", "softmax_python",
            "strided_slice_python"]

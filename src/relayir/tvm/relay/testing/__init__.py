@@ -22,7 +22,7 @@ from .. import analysis
 from ..build_module import create_executor
 from ..prelude import Prelude
 from ..transform import InferType, Legalize, Pass, gradient
-from . import mlp, mobilenet, resnet
+from . import _missing, mlp, mobilenet, resnet
 from .init import Xavier, create_workload
 
 
@@ -132,3 +132,5 @@ def make_nat_expr(prelude, n: int):
 __all__ = ["Xavier", "check_grad", "count", "count_ops", "create_workload", "make_nat_expr",
            "make_nat_value", "mlp", "mobilenet", "rand", "resnet", "run_infer_type",
            "run_opt_pass"]
+
+globals().update(_missing.install(__name__))
