@@ -28,6 +28,8 @@ import numpy as np
 
 from ..errors import Error
 from .graph_executor import BenchmarkResult, ProfileReport
+from .module import _opens_like_an_archive
+from .tensors import check_input
 
 
 class ArtifactError(Error):
@@ -95,6 +97,12 @@ class CompiledModel:
         """Kernel name → ``"c"`` (generated C) or ``"reference"`` (a numpy reference)."""
         raise NotImplementedError
 
+    @property
+    def c_source(self) -> str | None:
+        """The generated C of the kernels (an AOT model's holds its entry point too), when
+        the artifact carries it."""
+        return None
+
     def instance(self) -> CompiledModel:
         """Another executor state over the same loaded artifact (one per thread)."""
         return type(self)(self.artifact, self.path)
@@ -105,8 +113,9 @@ class CompiledModel:
     # -- running
     def check_inputs(self, inputs: Mapping[str, object] | Sequence) -> list[np.ndarray]:
         """``inputs`` (by name, or in ``input_info`` order) as arrays in input order,
-        checked for count, names, dtypes and shapes: an ``ArtifactInputError`` naming the
-        input otherwise."""
+        checked for count and names, and by ``tensors.check_input`` (dtype, safe
+        widening, shape; torch tensors without a copy): an ``ArtifactInputError`` naming
+        the input otherwise."""
         specs = self.input_info
         names = [s.name for s in specs]
         if isinstance(inputs, Mapping):
@@ -124,17 +133,8 @@ class CompiledModel:
             if len(values) != len(names):
                 raise ArtifactInputError(f"the model takes {len(names)} inputs "
                                          f"({', '.join(names)}), found {len(values)}")
-        arrays = []
-        for spec, value in zip(specs, values):
-            a = np.asarray(value)
-            if a.dtype.name != spec.dtype:
-                raise ArtifactInputError(f"input {spec.name!r}: dtype {spec.dtype} expected, "
-                                         f"found {a.dtype.name}")
-            if not spec.fits(a.shape):
-                raise ArtifactInputError(f"input {spec.name!r}: shape {spec.shape_text()} "
-                                         f"expected, found {list(a.shape)}")
-            arrays.append(a)
-        return arrays
+        return [check_input(repr(s.name), v, s.dtype, s.shape, ArtifactInputError)
+                for s, v in zip(specs, values)]
 
     def run(self, inputs: Mapping[str, object] | Sequence,
             out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
@@ -225,8 +225,12 @@ def load(path: str | os.PathLike) -> CompiledModel:
     for kind in ARTIFACT_KINDS:
         if kind.format == fmt:
             return kind.model(kind.open(path), path)
+    if fmt is None and _opens_like_an_archive(path):
+        raise ArtifactError(f"{path} is a truncated or damaged relayir archive (its zip "
+                            f"directory or meta.json is unreadable); write it again")
     known = ", ".join(k.format for k in ARTIFACT_KINDS)
-    raise ArtifactError(f"{path}: not a compiled relayir artifact (format {fmt!r}; known: "
+    found = f"format {fmt!r}" if fmt else "neither a relayir zip archive nor a shared library"
+    raise ArtifactError(f"{path}: not a relayir compiled artifact ({found}; known formats: "
                         f"{known})")
 
 

@@ -72,6 +72,11 @@ class GraphModel(_ExecutorModel):
         lib = self.artifact.get_lib()
         return {name: "c" if isinstance(lib[name], CKernel) else "reference" for name in lib}
 
+    @property
+    def c_source(self) -> str | None:
+        get = getattr(self.artifact.get_lib(), "get_source", None)
+        return get() if get is not None else None
+
     def profile(self, inputs=None, number: int = 1) -> ProfileReport:
         self._set(self._given(inputs))
         return self.module.profile(number=number)
@@ -94,10 +99,15 @@ class AotModel(_ExecutorModel):
     @property
     def kernels(self) -> dict[str, str]:
         graph = self.artifact.graph_json
-        if not graph:  # loaded from a library: its kernels are inside the entry point
-            return {self._entry: "c"}
+        if not graph:  # loaded from a library, which keeps no kernel table
+            return {}
         return {n["attrs"]["func_name"]: "c" for n in json.loads(graph)["nodes"]
                 if n["op"] != "null"}
+
+    @property
+    def c_source(self) -> str | None:
+        sources = self.artifact.sources
+        return sources.source if sources is not None else None
 
     @property
     def _entry(self) -> str:

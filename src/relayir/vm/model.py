@@ -57,6 +57,11 @@ class VMModel(CompiledModel):
         return {k.name: "c" if isinstance(k, CKernel) else "reference"
                 for k in self.artifact.kernels if k is not None}
 
+    @property
+    def c_source(self) -> str | None:
+        get = getattr(self.artifact.kernel_library, "get_source", None)
+        return get() if get is not None else None
+
     def _run(self, arrays):
         # copies: a result may live in storage the next run reuses
         outputs = [np.array(a) for a in flatten(self.vm.invoke("main", *arrays))]
