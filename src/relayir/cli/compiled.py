@@ -2,16 +2,15 @@
 the artifact, and hand it to its ``Runner`` (``runners.py``).
 
 An artifact is what ``export_library`` (graph, AOT) or ``Executable.save`` (VM) wrote;
-``load_artifact`` tells them apart by the format named in the archive's ``meta.json``.
+``relayir.runtime.load`` opens any of them and ``relayir.runtime.wrap`` takes a built
+one, so nothing here branches on the executor.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,16 +20,13 @@ from ..backend.lowering import LoweringProgress
 from ..backend.target import Target
 from ..codegen import cache
 from ..ir.types import TensorType
-from ..runtime.executor import AotModule
-from ..runtime.graph_executor import GraphModule
-from ..runtime.module import GraphExecutorFactoryModule, load_module
+from ..runtime import CompiledModel, wrap
+from ..runtime import load as load_model_file
 from ..transform import ConvertLayout, PassContext
-from ..vm import Executable
 from ..vm import compile as vm_compile
-from ..vm.serialize import FORMAT as VM_FORMAT
 from .console import Console
 from .instruments import DumpIR, KernelProgress, PassProgress
-from .runners import CommandError, InputSpec, ModuleRunner, Runner, VMRunner, dims
+from .runners import CommandError, InputSpec, Runner, dims
 
 EXECUTORS = ("graph", "vm", "aot")
 
@@ -40,11 +36,18 @@ EXECUTORS = ("graph", "vm", "aot")
 
 @dataclass
 class Compiled:
-    kind: str          # "graph" | "vm" | "aot"
-    artifact: object   # GraphExecutorFactoryModule | Executable | the AOT module
-    seconds: float     # compile (or load) time
-    kernels: int | None
+    model: CompiledModel  # any executor's, through relayir.runtime's one interface
+    seconds: float        # compile (or load) time
     cache_note: str = ""
+
+    @property
+    def kind(self) -> str:
+        return self.model.executor
+
+    @property
+    def kernels(self) -> int | None:
+        """How many kernels; None for a loaded AOT library (it keeps no kernel table)."""
+        return len(self.model.kernels) or None
 
     def describe(self) -> str:
         """``graph executor, 12 kernels``."""
@@ -52,41 +55,14 @@ class Compiled:
         return f"{self.kind} executor{kernels}"
 
     def save(self, path: str | os.PathLike) -> None:
-        if self.kind == "vm":
-            self.artifact.save(path)
-        else:
-            self.artifact.export_library(path)
+        self.model.save(path)
 
     def runner(self) -> Runner:
-        if self.kind == "vm":
-            return VMRunner(self.artifact)
-        if self.kind == "graph":
-            return ModuleRunner(GraphModule(self.artifact), "graph")
-        return ModuleRunner(AotModule(self.artifact), "aot")
+        return Runner(self.model)
 
     def kernel_source(self) -> str | None:
         """The generated C (the AOT module's holds its entry point too), if any."""
-        if self.kind == "vm":
-            owner = self.artifact.kernel_library
-        elif hasattr(self.artifact, "get_source"):
-            owner = self.artifact
-        else:
-            owner = self.artifact.get_lib()
-        get = getattr(owner, "get_source", None)
-        return get() if get is not None else None
-
-
-def _kernel_count(kind: str, artifact) -> int | None:
-    if kind == "vm":
-        return len({n for n, k in zip(artifact.kernel_names, artifact.kernels) if k is not None})
-    lib = artifact.get_lib()
-    if hasattr(lib, "__len__"):
-        return len(lib)
-    graph = getattr(artifact, "graph_json", None)  # an AOT module: its schedule's kernels
-    if not graph:
-        return None  # a loaded AOT library keeps no kernel table
-    return len({n["attrs"]["func_name"] for n in json.loads(graph)["nodes"]
-                if n["op"] != "null"})
+        return self.model.c_source
 
 
 def load_artifact(path: str | os.PathLike) -> Compiled:
@@ -95,20 +71,8 @@ def load_artifact(path: str | os.PathLike) -> Compiled:
     if not os.path.isfile(path):
         raise CommandError(f"{path}: not found")
     start = time.perf_counter()
-    if _archive_format(path) == VM_FORMAT:
-        artifact, kind = Executable.load(path), "vm"
-    else:
-        artifact = load_module(os.path.abspath(path))  # ctypes: a bare name is searched
-        kind = "graph" if isinstance(artifact, GraphExecutorFactoryModule) else "aot"
-    return Compiled(kind, artifact, time.perf_counter() - start, _kernel_count(kind, artifact))
-
-
-def _archive_format(path: str) -> str | None:
-    try:
-        with zipfile.ZipFile(path) as z:
-            return json.loads(z.read("meta.json")).get("format")
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError, AttributeError):
-        return None
+    model = load_model_file(path)
+    return Compiled(model, time.perf_counter() - start)
 
 
 # ---------------------------------------------------------------- compiling
@@ -167,8 +131,7 @@ def compile_model(mod, params: dict, options: BuildOptions, console: Console) ->
                 artifact = vm_compile(mod, target=target, params=params)
             else:
                 artifact = build(mod, target=target, params=params, executor=kind)
-    compiled = Compiled(kind, artifact, time.perf_counter() - start,
-                        _kernel_count(kind, artifact))
+    compiled = Compiled(wrap(artifact), time.perf_counter() - start)
     if target.kind == "cpu":
         compiled.cache_note = _cache_note(compiled, before)
     if dump:
@@ -194,8 +157,8 @@ def _cached_objects() -> set[str]:
 
 def _cache_note(compiled: Compiled, before: set[str]) -> str:
     """Whether the shared object the kernels were loaded from was in the cache before."""
-    lib = compiled.artifact.kernel_library if compiled.kind == "vm" \
-        else compiled.artifact.get_lib()
+    artifact = compiled.model.artifact
+    lib = getattr(artifact, "kernel_library", None) or artifact.get_lib()  # VM, or factory
     path = getattr(getattr(lib, "library", None), "path", None) or getattr(lib, "path", None)
     if path is None:
         return ""
