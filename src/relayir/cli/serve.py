@@ -57,8 +57,9 @@ COMMAND = Command(
     "Serve every model in REPO over the Open Inference Protocol (KServe v2, as Triton and "
     "OpenVINO Model Server speak it; Triton's clients work unchanged): JSON and binary "
     "tensors, hot swap of new versions, dynamic batching, Prometheus metrics.",
-    ("relayir compile model.onnx -o repo/resnet/1/model.relayir && relayir serve repo",
-     "relayir serve repo --port 8001",
+    ("relayir serve repo",
+     "relayir serve repo --port 8001 --poll-seconds 5",
+     "mkdir -p repo/resnet/1 && relayir compile resnet.onnx -o repo/resnet/1/model.relayir",
      "curl localhost:8000/v2/models/resnet",
      "curl -X POST localhost:8000/v2/models/mlp/infer -d "
      "'{\"inputs\": [{\"name\": \"data\", \"shape\": [1, 784], \"datatype\": \"FP32\", "

@@ -6,6 +6,7 @@ notebooks)."""
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -58,6 +59,10 @@ def serve(repo, host: str = "127.0.0.1", port: int = 8000, poll_seconds: float =
     app = create_app(repo, poll_seconds, max_body, access_log)
     logging.getLogger("relayir.serve").info("serving %s on http://%s:%d", repo, host,
                                             sock.getsockname()[1])
+    # uvicorn drains on SIGINT/SIGTERM, then raises the signal again for the handler
+    # installed before it ran: a no-op here, so a drained shutdown exits 0
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: None)
     uvicorn.Server(_config(app)).run(sockets=[sock])
     return 0
 
