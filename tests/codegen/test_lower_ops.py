@@ -262,6 +262,9 @@ def _nn_cases():
     yield Case("nn.contrib_dense_pack", [rand((1, 40), "float32", 1),
                                          rand((2, 40, 32), "float32", 2)],
                {"weight_layout": "NC32n"}, **prod, note="one row")
+    # uint8 x int8 packed for vpdpbusd (op/qnn/packed.py): 37 units in 3 blocks, K = 70
+    yield Case("qnn.contrib_dense_packed", [rand((7, 70), "uint8", 1),
+                                            rand((3, 18, 16, 4), "int8", 2)], {"units": 37})
     yield Case("nn.matmul", [rand((5, 13), "float32", 1), rand((13, 19), "float32", 2)],
                **prod)
     yield Case("nn.dense", [rand((37, 70), "float32", 1), rand((45, 70), "float32", 2)], **prod,

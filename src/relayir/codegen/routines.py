@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import Error
-from . import routines_norm, routines_recurrent
+from . import routines_int8, routines_norm, routines_recurrent
 
 
 class Routine(NamedTuple):
@@ -50,7 +50,7 @@ static inline int rl_team_size(void) { return 1; }
 
 def _table() -> dict[str, Routine]:
     table = {"rl_routine_common": Routine(_COMMON)}
-    for module in (routines_recurrent, routines_norm):
+    for module in (routines_recurrent, routines_norm, routines_int8):
         for name, (source, requires) in module.routines().items():
             if name in table:
                 raise Error(f"C routine {name} is defined twice ({module.__name__})")

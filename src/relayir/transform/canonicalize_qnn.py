@@ -4,9 +4,11 @@ kernels (Relay's ``qnn.transform.CanonicalizeOps``).
 The rewrite spells out the references' arithmetic (``op/qnn``) step by step, so a
 lowered program equals the reference, and ONNX Runtime, bit for bit:
 
-- a product centres its operands in int32 (``cast``, ``subtract`` of the zero point)
-  and calls the float op's integer form (``nn.conv2d`` ... with ``out_dtype="int32"``);
-  with constant weights ``FoldConstant`` folds the weight side;
+- a dense layer or convolution with a constant weight is one ``vpdpbusd`` product on
+  the raw 8-bit values with the zero points folded into a constant correction
+  (``qnn_integer_gemm.py``); any other product centres its operands in int32 (``cast``,
+  ``subtract`` of the zero point) and calls the float op's integer form (``nn.conv2d``
+  ... with ``out_dtype="int32"``);
 - ``requantize`` multiplies ``float32(acc - zp)`` by the float32 ratio of the scales
   (a constant after folding), clamps to the output range shifted by the zero point,
   rounds half to even (``round``), adds the zero point and casts;
@@ -28,6 +30,7 @@ from ..ir.op import call
 from ..ir.types import dtype_range
 from .canonicalize_ops import same_type_or_none
 from .pass_infra import Pass, PassContext, module_pass, register_pass
+from .qnn_integer_gemm import lower_conv2d, lower_dense
 from .rewrite import MatchResult, Rule, infer_new, is_op, rewrite_module
 
 # ---------------------------------------------------------------- building blocks
@@ -107,8 +110,11 @@ def _requantize(m: MatchResult) -> Expr:
     return requantized(*m.node.args, m.node.attrs.axis, m.node.attrs.out_dtype)
 
 
-def _product(float_op: str, kernel_axis):
+def _product(float_op: str, kernel_axis, fast=None):
     def rule(m: MatchResult) -> Expr:
+        new = fast(m.node) if fast is not None else None
+        if new is not None:
+            return new
         data, kernel, izp, kzp, _, _ = m.node.args
         attrs = m.node.attrs
         ax = kernel_axis(attrs)
@@ -160,8 +166,9 @@ _RULES = {
     "qnn.quantize": _quantize,
     "qnn.dequantize": _dequantize,
     "qnn.requantize": _requantize,
-    "qnn.conv2d": _product("nn.conv2d", lambda attrs: attrs.kernel_layout.index("O")),
-    "qnn.dense": _product("nn.dense", lambda attrs: 0),
+    "qnn.conv2d": _product("nn.conv2d", lambda attrs: attrs.kernel_layout.index("O"),
+                           lower_conv2d),
+    "qnn.dense": _product("nn.dense", lambda attrs: 0, lower_dense),
     "qnn.batch_matmul": _product("nn.batch_matmul", lambda attrs: None),
     "qnn.add": _add,
     "qnn.mul": _mul,

@@ -13,12 +13,15 @@ and they are ONNX Runtime's integer arithmetic (MLAS) exactly:
 - ``add`` / ``mul`` / ``concatenate`` / ``avg_pool2d`` compute in float32 from the
   centred integers and round once.
 
+``contrib_dense_packed`` is the integer product the lowering targets: uint8 x int8
+weights packed at build time for ``vpdpbusd`` (``packed.py``).
+
 The float scale (not Relay's fixed-point multiplier and shift) is what makes the results
 ONNX Runtime's bit for bit, and costs one convert and one multiply per output on CPUs.
 ``CanonicalizeQNN`` lowers every op here to plain integer and float ops before build.
 """
 
-from . import convert, elemwise, linear, op  # noqa: F401  (registration; op: Relay's path)
+from . import convert, elemwise, linear, op, packed  # noqa: F401  (registration; op: Relay's)
 from .convert import dequantize, quantize, requantize
 from .elemwise import add, avg_pool2d, concatenate, mul
 from .linear import batch_matmul, conv2d, dense

@@ -1,11 +1,22 @@
-"""Computes of ``op/qnn``: none of their own. ``CanonicalizeQNN`` (in the pipeline at
-every opt level) rewrites each ``qnn.*`` op into integer and float ops that have
-computes; a program lowered without the pipeline still runs, through the references."""
+"""Computes of ``op/qnn``. ``CanonicalizeQNN`` (in the pipeline at every opt level)
+rewrites the Relay-level ``qnn.*`` ops into integer and float ops that have computes, so
+those have none of their own (a program lowered without the pipeline still runs, through
+the references). The product it lowers to, ``qnn.contrib_dense_packed``, is the C
+routine ``rl_qgemm_u8s8`` (``codegen/routines_int8.py``)."""
 
 from __future__ import annotations
 
 from ...op import qnn as _qnn
-from .common import declare_reference_only
+from ..tensor import extern
+from .common import COMPUTE, declare_reference_only, prod
 
 for _name in _qnn.op.__all__:
     declare_reference_only(f"qnn.{_name}", "CanonicalizeQNN lowers it to integer ops first")
+
+
+@COMPUTE.register("qnn.contrib_dense_packed")
+def dense_packed(attrs, inputs, out):
+    data, weight = inputs
+    rows = prod(data.shape[:-1])
+    return extern([(out.shape, out.dtype)], [data, weight], "rl_qgemm_u8s8",
+                  (rows, attrs.units, data.shape[-1]), name="qgemm", tag="dense")[0]

@@ -1,0 +1,63 @@
+"""``qnn.contrib_dense_packed`` (uint8 x int8 packed for ``vpdpbusd`` → int32): the
+packing, the reference, and the C routine on every instruction-set path it has (AVX512-
+VNNI, AVX-VNNI, AVX2, scalar), each exact."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import relayir as relay
+from relayir.codegen import CompilerNotFoundError, default_flags, find_compiler
+from relayir.op.qnn.packed import contrib_dense_packed, pack_weight, unpack_weight
+
+SHAPES = [(7, 37, 70), (64, 64, 576), (1, 10, 8), (13, 16, 3), (2, 48, 4)]
+
+
+def _case(m, n, k, seed=0):
+    r = np.random.default_rng(seed)
+    w = r.integers(-128, 128, (n, k)).astype("int8")
+    x = r.integers(0, 256, (m, k)).astype("uint8")
+    v = relay.var("x", shape=(m, k), dtype="uint8")
+    mod = relay.IRModule.from_expr(relay.Function(
+        [v], contrib_dense_packed(v, relay.const(pack_weight(w)), n)))
+    return mod, x, x.astype(np.int64) @ w.T.astype(np.int64)
+
+
+def test_packing_round_trips_and_pads_with_zeros():
+    w = np.arange(-60, 60, dtype=np.int8).reshape(20, 6)
+    p = pack_weight(w)
+    assert p.shape == (2, 2, 16, 4) and p.dtype == np.int8
+    assert np.array_equal(unpack_weight(p, 20, 6), w)
+    assert not p[1, :, 4:].any() and not p[:, 1, :, 2:].any()
+    assert p[0, 0, 1].tolist() == w[1, :4].tolist()  # column 1's first group of 4 k
+
+
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_the_reference_is_the_integer_product(m, n, k):
+    mod, x, want = _case(m, n, k)
+    got = relay.create_executor("debug", mod=mod, target="numpy").evaluate()(x)
+    assert got.dtype == np.int32 and np.array_equal(got, want)
+
+
+def _has_cc() -> bool:
+    try:
+        find_compiler()
+    except CompilerNotFoundError:
+        return False
+    return True
+
+
+# each path's flags: what the compiler's macros then select in codegen/routines_int8.py
+PATHS = {"native": [], "avx-vnni": ["-mno-avx512vnni"], "avx2": ["-mno-avx512vnni", "-mno-avxvnni"],
+         "scalar": ["-DRL_SCALAR_MICROKERNELS"]}
+
+
+@pytest.mark.skipif(not _has_cc(), reason="no C compiler on this machine")
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_the_c_routine_is_exact_on_every_isa_path(path, monkeypatch):
+    monkeypatch.setenv("RELAYIR_CFLAGS", " ".join(default_flags() + PATHS[path]))
+    for m, n, k in SHAPES:
+        mod, x, want = _case(m, n, k, seed=m + n + k)
+        got = relay.create_executor("graph", mod=mod, target="cpu").evaluate()(x)
+        assert np.array_equal(got, want), (path, m, n, k)
