@@ -24,7 +24,7 @@ _TOKEN = "|".join([  # most frequent first; the kind is read off the text afterw
     r"%[A-Za-z0-9_]+",
     r'%"(?:[^"\\\n]|\\.)*"',  # a quoted name: %"conv1.weight"
     r"[()\[\]{},;:.?]",
-    r"=>?",
+    r"==|=>?",
     r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*",
     r"->",
     r"(?<=\.)\d+",  # right after a dot, a tuple index: ``%t.1.0`` is not the float ``1.0``
@@ -32,6 +32,7 @@ _TOKEN = "|".join([  # most frequent first; the kind is read off the text afterw
     r"@[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*",
     r'"(?:[^"\\\n]|\\.)*"',
     r'\#\[version\s*=\s*"[^"\n]*"\]',
+    r"!=|<=|>=|[-+*/<>]",  # infix operators (a '-' before a digit starts a number)
     r"\S",  # anything else is an error, reported with its place
 ])
 # split() with two groups yields ["", skipped, token, "", skipped, token, ..., rest]: a
@@ -58,7 +59,9 @@ LITERAL_SUFFIX = {
 _EXACT = {c: c for c in "()[]{},;:=.?"}
 _EXACT.update({"->": "ARROW", "=>": "FATARROW", "inf": "NUMBER", "nan": "NUMBER",
                "-inf": "NUMBER", "-nan": "NUMBER"})
-_EXACT.update({c: "ERR" for c in "\"#%@-"})  # a lone start of a longer token
+_EXACT.update({c: "ERR" for c in "\"#%@"})  # a lone start of a longer token
+INFIX = ("+", "-", "*", "/", "<", ">", "<=", ">=", "==", "!=")
+_EXACT.update(dict.fromkeys(INFIX, "BINOP"))
 _FIRST = {c: "IDENT" for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"}
 _FIRST.update({c: "NUMBER" for c in "0123456789-"})
 _FIRST.update({"%": "LOCAL", "@": "GLOBAL", '"': "STRING", "#": "VERSION"})
@@ -102,6 +105,10 @@ class Tokens:
         for bad in ("ERR", None):
             if bad in kinds:
                 self._bad_char(starts[kinds.index(bad)])
+        if "/" in vals:  # the division operator, unless it opens a comment never closed
+            for i in (i for i, v in enumerate(vals) if v == "/"):
+                if text.startswith("/*", starts[i]):
+                    self._bad_char(starts[i])
         kinds.append(EOF)
         vals.append("")
         starts.append(end)

@@ -77,6 +77,10 @@ _MISSING = object()
 _NUMBER = re.compile(r"(-?(?:inf|nan|[\d.]+(?:[eE][+-]?\d+)?))([A-Za-z_]\w*)?")
 _REF_ARITY = {"ref": 1, "ref_read": 1, "ref_write": 2}
 _ARG_END = frozenset({",", ")"})
+# Relay's infix operators: (precedence, op); all associate to the left
+_INFIX = {"*": (3, "multiply"), "/": (3, "divide"), "+": (2, "add"), "-": (2, "subtract"),
+          "<": (1, "less"), ">": (1, "greater"), "<=": (1, "less_equal"),
+          ">=": (1, "greater_equal"), "==": (0, "equal"), "!=": (0, "not_equal")}
 _KEYWORDS = frozenset({"fn", "if", "match", "let", "True", "False", "meta", *_REF_ARITY,
                        "def", "type"})
 
@@ -332,7 +336,8 @@ class _Parser:
         return body
 
     def block(self) -> Expr:
-        """``%N = e;`` and ``let`` statements, then the value; a loop, not recursion."""
+        """``%N = e;``, ``let`` and ``e;`` statements (``e; rest`` is ``let %_ = e;
+        rest``, as in Relay), then the value; a loop, not recursion."""
         kinds, vals = self.kinds, self.vals
         vmark, gmark = len(self.var_log), len(self.graph_log)
         lets = []
@@ -354,8 +359,11 @@ class _Parser:
             elif k == "IDENT" and vals[i] == "free_var":
                 self.free_var()
             else:
-                break
-        body = self.expr()
+                body = self.expr()
+                if kinds[self.i] != ";":
+                    break
+                self.i += 1
+                lets.append((Var("_").with_span(self.span(i)), body, i))
         for var, value, i in reversed(lets):
             body = Let(var, value, body).with_span(self.span(i))
         _undo(self.vars, self.var_log, vmark)
@@ -407,7 +415,37 @@ class _Parser:
 
     # ------------------------------------------------------------ expressions
 
-    def expr(self) -> Expr:
+    def expr(self, min_prec: int = 0) -> Expr:
+        """Infix operators by precedence climbing over ``postfix`` operands (Relay's
+        ``%x * %y + 1``: ``add(multiply(%x, %y), 1)``)."""
+        lhs = self.unary()
+        kinds, vals = self.kinds, self.vals
+        while kinds[self.i] == "BINOP":
+            prec, name = _INFIX[vals[self.i]]
+            if prec < min_prec:
+                break
+            op_i = self.i
+            self.i += 1
+            rhs = self.expr(prec + 1)
+            op = get_op(name)
+            lhs = Call(op, (lhs, rhs), make_attrs(op, {})).with_span(self.span(op_i))
+        return lhs
+
+    def unary(self) -> Expr:
+        """``-e``: a literal negated in place (``--10`` is the constant 10, as in Relay),
+        anything else a call of ``negative``."""
+        if self.kinds[self.i] == "BINOP" and self.vals[self.i] == "-":
+            i = self.i
+            self.i += 1
+            e = self.unary()
+            if isinstance(e, Constant) and e.data.ndim == 0:
+                return Constant(np.negative(e.data)).with_span(self.span(i))
+            op = get_op("negative")
+            return Call(op, (e,), make_attrs(op, {})).with_span(self.span(i))
+        return self.postfix()
+
+    def postfix(self) -> Expr:
+        """An operand and its calls and tuple projections: ``%f(%x).0``."""
         start = self.i
         e = self.primary()
         kinds = self.kinds
