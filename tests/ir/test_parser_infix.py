@@ -40,3 +40,11 @@ def @main(%x: Tensor[(2), float32], %y: Tensor[(2), float32]) {
 def test_a_comment_opened_and_never_closed_is_still_named():
     with pytest.raises(ParseError, match="unterminated comment"):
         relay.parse_expr("1 / 2 /* open")
+
+
+def test_int_and_float_are_tvm_dtype_aliases():
+    mod = relay.parse('#[version = "0.0.5"]\n'
+                      'def @main(%z: int, %w: Tensor[(2), float]) { (%z, %w) }')
+    params = mod["main"].params
+    assert params[0].type_annotation == relay.TensorType((), "int32")
+    assert params[1].type_annotation == relay.TensorType((2,), "float32")

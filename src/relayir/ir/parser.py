@@ -77,6 +77,7 @@ _MISSING = object()
 _NUMBER = re.compile(r"(-?(?:inf|nan|[\d.]+(?:[eE][+-]?\d+)?))([A-Za-z_]\w*)?")
 _REF_ARITY = {"ref": 1, "ref_read": 1, "ref_write": 2}
 _ARG_END = frozenset({",", ")"})
+_DTYPE_ALIASES = {"int": "int32", "uint": "uint32", "float": "float32"}
 # Relay's infix operators: (precedence, op); all associate to the left
 _INFIX = {"*": (3, "multiply"), "/": (3, "divide"), "+": (2, "add"), "-": (2, "subtract"),
           "<": (1, "less"), ">": (1, "greater"), "<=": (1, "less_equal"),
@@ -811,6 +812,8 @@ class _Parser:
         if tv is None:
             if v in DTYPES:
                 return TensorType((), v)
+            if v in _DTYPE_ALIASES:  # Relay reads TVM's dtype strings: int is int32
+                return TensorType((), _DTYPE_ALIASES[v])
             if v == "Tensor":
                 return self.tensor_type()
             if v == "fn":
@@ -857,11 +860,12 @@ class _Parser:
         self.i += 1
         self.expect(",", "',' after the shape")
         di = self.expect("IDENT", "a dtype")
-        if self.vals[di] not in DTYPES:
+        dtype = _DTYPE_ALIASES.get(self.vals[di], self.vals[di])
+        if dtype not in DTYPES:
             raise self.error(f"expected a dtype ({', '.join(DTYPES)}), found {self.found(di)}",
                              di)
         self.expect("]", "']' to close Tensor[...]")
-        return TensorType(tuple(dims), self.vals[di])
+        return TensorType(tuple(dims), dtype)
 
     def func_type(self) -> FuncType:
         tmark = len(self.tvar_log)
