@@ -1,0 +1,356 @@
+"""A bounded load test of ``relayir serve`` on loopback (127.0.0.1 only).
+
+    python benchmarks/serve_load.py                        # every phase, ~3 minutes
+    python benchmarks/serve_load.py --seconds 3 --phases mlp,batching
+
+The server runs in its own process (``relayir serve REPO --no-access-log``); the
+clients are ``aiohttp`` coroutines in this one, sending the binary tensor protocol.
+Every loop is bounded by ``--seconds`` and by ``--max-requests``. Phases:
+
+- ``mlp``: the built-in MLP at batch 1 (graph executor), one client: throughput, p50 and
+  p99, and the server's overhead: the client's p50 minus the model's own p50 (measured
+  in this process with ``relayir.runtime.load(...).benchmark``), and the server's mean
+  time per request (its ``/metrics`` histogram: decode to encode) minus the model's;
+- ``resnet18``: resnet18 at batch 1 (224x224), 1 and 2 clients;
+- ``batching``: 32 concurrent clients on the MLP served alone per request, then with
+  dynamic batching (a VM artifact with a dynamic batch dim, ``max_batch_size`` 32);
+- ``swap``: 8 clients on the MLP while 10 new versions (alternately the graph and the
+  AOT build) are dropped into the repository, plus one corrupt version: failed
+  requests, p99 during the swaps against the steady p99, and the server's RSS after
+  the first and after the last swap.
+
+Figures depend on the machine and on what else runs on it: the clients share its
+cores with the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+import numpy as np
+
+import relayir
+from relayir.ir.types import Any
+from relayir.testing.models import get_workload
+
+PHASES = ("mlp", "resnet18", "batching", "swap")
+
+
+# ---------------------------------------------------------------- the repository
+
+
+def build_repo(root: Path, phases: set[str]) -> dict[str, Path]:
+    """Compile the artifacts the phases serve; returns their paths by name."""
+    art = root / "artifacts"
+    art.mkdir(parents=True)
+    paths = {}
+
+    def save(name, built):
+        paths[name] = art / f"{name}.relayir"
+        relayir.runtime.wrap(built).save(paths[name])
+
+    mod, params, _ = get_workload("mlp", batch_size=1)
+    save("mlp_graph", relayir.build(mod, target="cpu", params=params))
+    if "swap" in phases:
+        save("mlp_aot", relayir.build(mod, target="cpu", params=params, executor="aot"))
+    if "batching" in phases:
+        mod, params, _ = get_workload("mlp", batch_size=Any())
+        save("mlp_vm", relayir.vm.compile(mod, target="cpu", params=params))
+    if "resnet18" in phases:
+        mod, params, _ = get_workload("resnet18", batch_size=1)
+        save("resnet18", relayir.build(mod, target="cpu", params=params))
+    repo = root / "repo"
+    layout = {"mlp": "mlp_graph", "mlp_batched": "mlp_vm", "resnet18": "resnet18",
+              "swap": "mlp_graph"}
+    for model, source in layout.items():
+        if source in paths:
+            (repo / model / "1").mkdir(parents=True)
+            shutil.copyfile(paths[source], repo / model / "1" / "model.relayir")
+    if "mlp_vm" in paths:
+        (repo / "mlp_batched" / "config.json").write_text(json.dumps({"max_batch_size": 32}))
+    return {"repo": repo, **paths}
+
+
+def drop_version(repo: Path, model: str, version: int, source: Path | None,
+                 content: bytes | None = None) -> None:
+    tmp = repo / model / f".incoming-{version}"
+    tmp.mkdir()
+    if content is not None:
+        (tmp / "model.relayir").write_bytes(content)
+    else:
+        shutil.copyfile(source, tmp / "model.relayir")
+    tmp.rename(repo / model / str(version))
+
+
+# ---------------------------------------------------------------- the server
+
+
+class Server:
+    def __init__(self, repo: Path):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "relayir", "serve", str(repo), "--port", str(self.port),
+             "--no-access-log", "--poll-seconds", "0.2"],
+            stderr=subprocess.PIPE, text=True)
+
+    async def ready(self, session: aiohttp.ClientSession, seconds: float = 300) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"the server exited: {self.proc.stderr.read()}")
+            try:
+                async with session.get(f"{self.url}/v2/health/ready") as r:
+                    if r.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.2)
+        raise SystemExit("the server did not become ready")
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+# ---------------------------------------------------------------- the clients
+
+
+def binary_request(x: np.ndarray) -> tuple[bytes, dict]:
+    raw = x.tobytes()
+    head = json.dumps({"inputs": [{"name": "data", "shape": list(x.shape), "datatype": "FP32",
+                                   "parameters": {"binary_data_size": len(raw)}}],
+                       "parameters": {"binary_data_output": True}}).encode()
+    return head + raw, {"Inference-Header-Content-Length": str(len(head)),
+                        "Content-Type": "application/octet-stream"}
+
+
+async def load(session, url: str, body: bytes, headers: dict, clients: int, seconds: float,
+               max_requests: int, stop: asyncio.Event | None = None
+               ) -> list[tuple[float, float, int, str]]:
+    """``clients`` concurrent clients for ``seconds`` (``max_requests`` in all at most,
+    and until ``stop`` is set): ``(start, latency s, status, version)`` per request."""
+    records: list[tuple[float, float, int, str]] = []
+    deadline = time.perf_counter() + seconds
+
+    async def client():
+        while time.perf_counter() < deadline and len(records) < max_requests \
+                and not (stop is not None and stop.is_set()):
+            t0 = time.perf_counter()
+            try:
+                async with session.post(url, data=body, headers=headers) as r:
+                    payload = await r.read()
+                    status = r.status
+            except aiohttp.ClientError:
+                status, payload = 599, b""
+            version = ""
+            if status == 200:
+                n = int(r.headers["Inference-Header-Content-Length"])
+                version = json.loads(payload[:n])["model_version"]
+            records.append((t0, time.perf_counter() - t0, status, version))
+
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return records
+
+
+def summary(records, seconds: float | None = None) -> dict:
+    ok = sorted(r[1] for r in records if r[2] == 200)
+    if not ok:
+        return {"requests": len(records), "failed": len(records)}
+    span = seconds or (max(r[0] + r[1] for r in records) - min(r[0] for r in records))
+    return {"requests": len(records), "failed": sum(r[2] != 200 for r in records),
+            "throughput_rps": round(len(ok) / span, 1),
+            "p50_ms": round(ok[len(ok) // 2] * 1e3, 3),
+            "p99_ms": round(ok[min(len(ok) - 1, int(len(ok) * 0.99))] * 1e3, 3)}
+
+
+async def server_mean_ms(session, url: str, model: str) -> tuple[float, int]:
+    """The server's latency histogram for ``model``: (sum s, count)."""
+    async with session.get(f"{url}/metrics") as r:
+        text = await r.text()
+    total = count = 0.0
+    for line in text.splitlines():
+        if line.startswith(f'relayir_request_latency_seconds_sum{{model="{model}"}}'):
+            total = float(line.split()[-1])
+        if line.startswith(f'relayir_request_latency_seconds_count{{model="{model}"}}'):
+            count = float(line.split()[-1])
+    return total, int(count)
+
+
+def model_p50_ms(path: Path, x: np.ndarray) -> float:
+    model = relayir.runtime.load(path)
+    return model.benchmark([x], number=50, repeat=20).median
+
+
+# ---------------------------------------------------------------- the phases
+
+
+async def phase_single(session, server, paths, name, shape, clients_list, args) -> dict:
+    x = np.random.default_rng(0).standard_normal(shape).astype("float32")
+    body, headers = binary_request(x)
+    url = f"{server.url}/v2/models/{name}/infer"
+    await load(session, url, body, headers, 1, 1.0, 200)  # warm-up
+    out = {}
+    model_ms = model_p50_ms(paths[{"mlp": "mlp_graph"}.get(name, name)], x)
+    for clients in clients_list:
+        before = await server_mean_ms(session, server.url, name)
+        records = await load(session, url, body, headers, clients, args.seconds,
+                             args.max_requests)
+        after = await server_mean_ms(session, server.url, name)
+        row = summary(records, args.seconds)
+        row["model_p50_ms"] = round(model_ms, 3)
+        if "p50_ms" in row:
+            row["client_p50_minus_model_us"] = round((row["p50_ms"] - model_ms) * 1e3, 1)
+        n = after[1] - before[1]
+        if n:
+            server_ms = (after[0] - before[0]) / n * 1e3
+            row["server_mean_ms"] = round(server_ms, 3)
+            row["server_mean_minus_model_us"] = round((server_ms - model_ms) * 1e3, 1)
+        out[f"{clients}_clients"] = row
+    return out
+
+
+async def phase_batching(session, server, args) -> dict:
+    body, headers = binary_request(np.ones((1, 784), "float32"))
+    out = {}
+    for name in ("mlp", "mlp_batched"):
+        url = f"{server.url}/v2/models/{name}/infer"
+        await load(session, url, body, headers, 4, 0.5, 200)
+        out[name] = summary(await load(session, url, body, headers, 32, args.seconds,
+                                       args.max_requests), args.seconds)
+    a, b = out["mlp"].get("throughput_rps"), out["mlp_batched"].get("throughput_rps")
+    if a and b:
+        out["batched_over_unbatched"] = round(b / a, 2)
+    return out
+
+
+async def phase_swap(session, server, paths, repo, args) -> dict:
+    body, headers = binary_request(np.ones((1, 784), "float32"))
+    url = f"{server.url}/v2/models/swap/infer"
+    steady = await load(session, url, body, headers, 8, args.seconds, args.max_requests)
+    rss = []
+    corrupt_ok = None
+
+    async def swapper():
+        nonlocal corrupt_ok
+        sources = [paths["mlp_aot"], paths["mlp_graph"]]
+        for i in range(10):
+            version = i + 2
+            drop_version(repo, "swap", version, sources[i % 2])
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                async with session.get(f"{server.url}/v2/models/swap") as r:
+                    if (await r.json())["versions"] == [str(version)]:
+                        break
+                await asyncio.sleep(0.05)
+            if i == 0 or i == 9:
+                rss.append(server.rss_mb())
+            if i == 4:  # a corrupt version: reported, and the current one keeps serving
+                drop_version(repo, "swap", 100, None, b"corrupt")
+                await asyncio.sleep(0.6)
+                async with session.get(f"{server.url}/v2/models/swap/ready") as r:
+                    doc = await r.json()
+                corrupt_ok = (r.status == 200 and doc["versions"]["100"]["state"] ==
+                              "UNAVAILABLE")
+                shutil.rmtree(repo / "swap" / "100")
+            await asyncio.sleep(0.3)
+
+    start = time.perf_counter()
+    done = asyncio.Event()
+    swap_task = asyncio.get_running_loop().create_task(swapper())
+    swap_task.add_done_callback(lambda _: done.set())
+    during = await load(session, url, body, headers, 8, 120, args.max_requests * 4, done)
+    await swap_task
+    steady_s, during_s = summary(steady, args.seconds), summary(during)
+    return {"steady": steady_s, "during_swaps": during_s,
+            "swap_seconds": round(time.perf_counter() - start, 1),
+            "failed_requests": during_s["failed"] + steady_s["failed"],
+            "versions_seen": sorted({r[3] for r in during if r[3]}, key=int),
+            "p99_during_over_steady": round(during_s["p99_ms"] / steady_s["p99_ms"], 2)
+            if "p99_ms" in during_s and "p99_ms" in steady_s else None,
+            "rss_mb_after_first_swap": round(rss[0], 1) if rss else None,
+            "rss_mb_after_10_swaps": round(rss[-1], 1) if rss else None,
+            "corrupt_version_reported_old_serving": corrupt_ok}
+
+
+async def main_async(args) -> dict:
+    phases = set(args.phases.split(","))
+    with tempfile.TemporaryDirectory(prefix="relayir-serve-load-") as tmp:
+        paths = build_repo(Path(tmp), phases)
+        repo = paths["repo"]
+        server = Server(repo)
+        results: dict = {}
+        try:
+            connector = aiohttp.TCPConnector(limit=64)
+            timeout = aiohttp.ClientTimeout(total=60)
+            async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+                await server.ready(session)
+                if "mlp" in phases:
+                    results["mlp_b1"] = await phase_single(session, server, paths, "mlp",
+                                                           (1, 784), [1], args)
+                if "resnet18" in phases:
+                    results["resnet18_b1"] = await phase_single(
+                        session, server, paths, "resnet18", (1, 3, 224, 224), [1, 2], args)
+                if "batching" in phases:
+                    results["batching_32_clients"] = await phase_batching(session, server,
+                                                                          args)
+                if "swap" in phases:
+                    results["hot_swap"] = await phase_swap(session, server, paths, repo, args)
+        finally:
+            server.stop()
+    return results
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--phases", default=",".join(PHASES))
+    p.add_argument("--seconds", type=float, default=5.0, help="per measurement (default 5)")
+    p.add_argument("--max-requests", type=int, default=50_000,
+                   help="per measurement, at most (default 50000)")
+    p.add_argument("--json", help="also write the results here")
+    args = p.parse_args()
+    results = asyncio.run(main_async(args))
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout
+    results["meta"] = {"commit": commit.strip(), "cpu": _cpu(), "cores": os.cpu_count(),
+                       "python": sys.version.split()[0],
+                       "command": " ".join([os.path.basename(sys.argv[0]), *sys.argv[1:]])}
+    text = json.dumps(results, indent=1)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text)
+
+
+def _cpu() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    except OSError:
+        return "?"
+    return next((line.split(":", 1)[1].strip() for line in out.splitlines()
+                 if line.startswith("Model name")), "?")
+
+
+if __name__ == "__main__":
+    main()
