@@ -33,7 +33,10 @@ def configure_logging(level: int = logging.INFO) -> None:
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket (``port`` 0: a free one), made before the server starts so
     that its address is known at once."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say TCP,
+    # and without it a response's headers and body meet Nagle + delayed ACK (40 ms each)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET,
+                         socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
