@@ -1,6 +1,9 @@
 """``relay.parse`` / ``relay.fromtext`` with Relay's signature: ``init_meta_table``
 (``{"relay.Constant": [constants]}``) supplies what ``meta[relay.Constant][i]`` refers
-to, written as the text's ``#[metadata]`` section that relayir's parser reads."""
+to, written as the text's ``#[metadata]`` section that relayir's parser reads.
+
+As Relay's parser does, the parsed module is type-checked with ``InferType`` (the
+inferred types written in), so a program that does not type-check is an error here."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from ...errors import Error
 from ...ir.expr import Constant
 from ...ir.module import IRModule
 from ...ir.parser import parse as _parse
+from .transform import InferType
 
 METADATA = "#[metadata]"
 
@@ -37,7 +41,7 @@ def parse(source: str, source_name: str = "from_string", init_module: IRModule |
                         "init_meta_table, not both")
         table = {"relay.Constant": [_entry(c) for c in init_meta_table["relay.Constant"]]}
         source = f"{source}\n{METADATA}\n{json.dumps(table)}\n"
-    return _parse(source, source_name, init_module)
+    return InferType()(_parse(source, source_name, init_module))
 
 
 fromtext = parse
