@@ -22,7 +22,7 @@ def server(artifacts, tmp_path_factory):
         "mlp": {1: [artifacts["graph_b1"]]},
         "dyn": {1: [artifacts["vm"]]},
         "sizes": {1: [artifacts["graph_b1"], artifacts["graph_b2"], artifacts["graph_b4"]]},
-    }, {"dyn": {"max_batch_size": 8}, "sizes": {"max_batch_size": 4}})
+    }, {"dyn": {"max_batch_size": 8}, "sizes": {"max_batch_size": 4, "instances": 2}})
     with BackgroundServer(repo, max_body=1 << 20) as s:
         yield s
 
@@ -115,6 +115,17 @@ def test_concurrent_requests_are_batched_and_split_back(server, artifacts):
     model = relayir.runtime.load(artifacts["vm"])
     for x, out in zip(xs, outs):
         np.testing.assert_allclose(out, model.run([x])[0], rtol=1e-5, atol=1e-6)
+
+
+def test_instances_run_in_parallel_threads(server):
+    version = server.manager.models["sizes"].current
+    assert version.executor._max_workers == 2 and version._pool.qsize() == 2
+    a, b = (version._pool.get() for _ in range(2))
+    try:  # two executor states over the same loaded kernels
+        assert a[4] is not b[4] and a[4].artifact is b[4].artifact
+    finally:
+        version._pool.put(a)
+        version._pool.put(b)
 
 
 def test_requested_outputs(client):

@@ -167,12 +167,18 @@ class ModelVersion:
             if not self.batching:
                 return instance[next(iter(instance))].run(arrays)
             if DYNAMIC in instance:
-                return instance[DYNAMIC].run(arrays)
-            size = min(s for s in instance if s >= rows)
-            if size > rows:
-                arrays = [np.concatenate([a, np.zeros((size - rows, *a.shape[1:]), a.dtype)])
-                          for a in arrays]
-            outputs = instance[size].run(arrays)
+                size, outputs = rows, instance[DYNAMIC].run(arrays)
+            else:
+                size = min(s for s in instance if s >= rows)
+                if size > rows:
+                    arrays = [np.concatenate([a, np.zeros((size - rows, *a.shape[1:]),
+                                                          a.dtype)]) for a in arrays]
+                outputs = instance[size].run(arrays)
+            for i, o in enumerate(outputs):
+                if not o.shape or o.shape[0] != size:
+                    raise ServeError(f"model {self.name!r}: output {i} has shape "
+                                     f"{list(o.shape)}, no batch dim of {size} to split "
+                                     f"between requests; set max_batch_size 0")
             return [o[:rows] for o in outputs]
         finally:
             self._pool.put(instance)
