@@ -11,7 +11,8 @@ Every loop is bounded by ``--seconds`` and by ``--max-requests``. Phases:
   p99, and the server's overhead: the client's p50 minus the model's own p50 (measured
   in this process with ``relayir.runtime.load(...).benchmark``), and the server's mean
   time per request (its ``/metrics`` histogram: decode to encode) minus the model's;
-- ``resnet18``: resnet18 at batch 1 (224x224), 1 and 2 clients;
+- ``resnet18``: resnet18 at batch 1 (224x224), 1 and 2 clients, and 2 clients on two
+  instances (``config.json`` ``instances`` 2: two threads, ctypes releases the GIL);
 - ``batching``: 32 concurrent clients on the MLP served alone per request, then with
   dynamic batching (a VM artifact with a dynamic batch dim, ``max_batch_size`` 32);
 - ``swap``: 8 clients on the MLP while 10 new versions (alternately the graph and the
@@ -72,13 +73,15 @@ def build_repo(root: Path, phases: set[str]) -> dict[str, Path]:
         save("resnet18", relayir.build(mod, target="cpu", params=params))
     repo = root / "repo"
     layout = {"mlp": "mlp_graph", "mlp_batched": "mlp_vm", "resnet18": "resnet18",
-              "swap": "mlp_graph"}
+              "resnet18_x2": "resnet18", "swap": "mlp_graph"}
     for model, source in layout.items():
         if source in paths:
             (repo / model / "1").mkdir(parents=True)
             shutil.copyfile(paths[source], repo / model / "1" / "model.relayir")
     if "mlp_vm" in paths:
         (repo / "mlp_batched" / "config.json").write_text(json.dumps({"max_batch_size": 32}))
+    if "resnet18" in paths:  # two instances: kernels run while ctypes has released the GIL
+        (repo / "resnet18_x2" / "config.json").write_text(json.dumps({"instances": 2}))
     return {"repo": repo, **paths}
 
 
@@ -213,7 +216,8 @@ async def phase_single(session, server, paths, name, shape, clients_list, args) 
     url = f"{server.url}/v2/models/{name}/infer"
     await load(session, url, body, headers, 1, 1.0, 200)  # warm-up
     out = {}
-    model_ms = model_p50_ms(paths[{"mlp": "mlp_graph"}.get(name, name)], x)
+    source = {"mlp": "mlp_graph", "resnet18_x2": "resnet18"}.get(name, name)
+    model_ms = model_p50_ms(paths[source], x)
     for clients in clients_list:
         before = await server_mean_ms(session, server.url, name)
         records = await load(session, url, body, headers, clients, args.seconds,
@@ -313,6 +317,8 @@ async def main_async(args) -> dict:
                 if "resnet18" in phases:
                     results["resnet18_b1"] = await phase_single(
                         session, server, paths, "resnet18", (1, 3, 224, 224), [1, 2], args)
+                    results["resnet18_b1_2_instances"] = await phase_single(
+                        session, server, paths, "resnet18_x2", (1, 3, 224, 224), [2], args)
                 if "batching" in phases:
                     results["batching_32_clients"] = await phase_batching(session, server,
                                                                           args)
