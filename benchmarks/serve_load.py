@@ -191,15 +191,24 @@ def summary(records, seconds: float | None = None) -> dict:
 
 async def server_mean_ms(session, url: str, model: str) -> tuple[float, int]:
     """The server's latency histogram for ``model``: (sum s, count)."""
+    return await _histogram(session, url, "relayir_request_latency_seconds", model)
+
+
+async def _histogram(session, url: str, name: str, model: str) -> tuple[float, int]:
     async with session.get(f"{url}/metrics") as r:
         text = await r.text()
     total = count = 0.0
     for line in text.splitlines():
-        if line.startswith(f'relayir_request_latency_seconds_sum{{model="{model}"}}'):
+        if line.startswith(f'{name}_sum{{model="{model}"}}'):
             total = float(line.split()[-1])
-        if line.startswith(f'relayir_request_latency_seconds_count{{model="{model}"}}'):
+        if line.startswith(f'{name}_count{{model="{model}"}}'):
             count = float(line.split()[-1])
     return total, int(count)
+
+
+async def batch_rows(session, url: str, model: str) -> tuple[float, int]:
+    """The server's batch-size histogram for ``model``: (rows, batches)."""
+    return await _histogram(session, url, "relayir_batch_rows", model)
 
 
 def model_p50_ms(path: Path, x: np.ndarray) -> float:
@@ -242,8 +251,13 @@ async def phase_batching(session, server, args) -> dict:
     for name in ("mlp", "mlp_batched"):
         url = f"{server.url}/v2/models/{name}/infer"
         await load(session, url, body, headers, 4, 0.5, 200)
+        before = await batch_rows(session, server.url, name)
         out[name] = summary(await load(session, url, body, headers, 32, args.seconds,
                                        args.max_requests), args.seconds)
+        after = await batch_rows(session, server.url, name)
+        if after[1] > before[1]:
+            out[name]["mean_batch_rows"] = round((after[0] - before[0]) /
+                                                 (after[1] - before[1]), 1)
     a, b = out["mlp"].get("throughput_rps"), out["mlp_batched"].get("throughput_rps")
     if a and b:
         out["batched_over_unbatched"] = round(b / a, 2)
