@@ -489,7 +489,9 @@ def _intrinsic(r, e, kids) -> Rendered:
     args = ", ".join(_wrap(k, 0) for k in kids)
     dtype = e.args[0].dtype
     if e.name in ("isnan", "isinf", "isfinite"):
-        return f"{e.name}({args})", _CALL
+        # C99 promises only "nonzero": glibc's isinf gives -1 for -inf, so that a cast
+        # of the bool to float would read -1.0; compare to make it 0 or 1
+        return f"({e.name}({args}) != 0)", _CALL
     if e.name == "pow" and not E.is_float(dtype):
         return f"rl_pow_{_SUFFIX[dtype]}({args})", _CALL
     if e.name not in _MATH:
