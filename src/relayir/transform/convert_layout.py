@@ -228,9 +228,11 @@ class LayoutConverter(ExprMutator):
         listed = c.op.name in self.desired
         if listed:
             target = self.desired[c.op.name][0]
-        elif state is not None and isinstance(state[0], str) and sorted(
-                parse_layout(state[0]).primal) == sorted(a.layout):
-            target = state[0]  # follow the input (a blocked one where the pool takes it)
+        elif state is not None and isinstance(state[0], str) and state[1] == a.layout:
+            # follow the input (a blocked one where the pool takes it) only where the
+            # pool reads the axes as the input's producer meant them: an NHWC pool of an
+            # NCHW tensor pools over its C and H, which no layout change may alter
+            target = state[0]
         else:
             return None
         try:
