@@ -121,3 +121,24 @@ def test_topi_references_and_missing_workloads():
 
     with pytest.raises(NotInRelayirError, match="StaticTensorArrayOps"):
         StaticTensorArrayOps(None, "float32")
+
+
+def test_resize_references_match_relayir_ops():
+    import relayir.tvm.topi.testing as ref
+
+    x = np.arange(2 * 3 * 4 * 4, dtype="float32").reshape(2, 3, 4, 4)
+    out = ref.resize2d_python(x, (2, 2), "NCHW", "nearest_neighbor", "asymmetric")
+    np.testing.assert_array_equal(out, x.repeat(2, axis=2).repeat(2, axis=3))
+    nhwc = ref.resize2d_python(x.transpose(0, 2, 3, 1), (0.5, 0.5), "NHWC", "linear",
+                               "align_corners")
+    assert nhwc.shape == (2, 2, 2, 3)
+    assert ref.resize1d_python(x[:, :, 0], (1.5,), "NCW", "cubic", "half_pixel").shape == \
+        (2, 3, 6)
+
+
+def test_ops_relayir_lacks_are_named():
+    with pytest.raises(AttributeError, match="tvm.relay.op.image.dilation2d is not part of"):
+        relay.image.dilation2d  # noqa: B018
+    with pytest.raises(AttributeError, match="tvm.relay.op.nn.deformable_conv2d is not part"):
+        relay.nn.deformable_conv2d  # noqa: B018
+    assert relay.image.resize2d is not None and relay.vision.non_max_suppression is not None

@@ -104,6 +104,35 @@ def sequence_mask(data, valid_length, mask_value, axis: int) -> np.ndarray:
     return np.where(mask, data, np.asarray(mask_value, data.dtype))
 
 
+def _resize(n: int, default_layout: str):
+    op_name = f"image.resize{n}d"
+
+    def resize(data, scale, layout: str = default_layout, method: str = "nearest_neighbor",
+               coordinate_transformation_mode: str = "align_corners"):
+        """TVM's reference resize: each spatial extent becomes ``round(extent * scale)``;
+        nearest neighbour rounds half up with ``align_corners`` and down otherwise (TVM's
+        reference, spelled out rather than left to the op's default); the values are
+        relayir's ``image.resize`` reference with those choices."""
+        data = np.asarray(data)
+        axes = [layout.index(c) for c in layout if c not in "NC"]
+        size = tuple(int(round(data.shape[a] * s)) for a, s in zip(axes, scale))
+        rounding = ""
+        if method == "nearest_neighbor":
+            rounding = ("round_prefer_ceil" if coordinate_transformation_mode == "align_corners"
+                        else "floor")
+        return _ref(op_name, data, size=size, layout=layout, method=method,
+                    coordinate_transformation_mode=coordinate_transformation_mode,
+                    rounding_method=rounding)
+
+    resize.__name__ = f"resize{n}d_python"
+    return resize
+
+
+resize1d_python = _resize(1, "NCW")
+resize2d_python = _resize(2, "NCHW")
+resize3d_python = _resize(3, "NCDHW")
+
+
 def l2_normalize_python(a_np, eps, axis=None) -> np.ndarray:
     axis = tuple(axis) if axis is not None else None
     norm = np.sqrt(np.maximum(np.sum(np.square(a_np), axis=axis, keepdims=True), eps))
@@ -116,6 +145,7 @@ __getattr__ = refusing_module(__name__, "relayir.tvm offers the references relay
 
 
 __all__ = ["batch_matmul", "conv1d_ncw_python", "conv2d_nchw_python", "conv2d_nhwc_python",
-           "conv3d_ncdhw_python", "dilate_python", "l2_normalize_python", "searchsorted_ref",
+           "conv3d_ncdhw_python", "dilate_python", "l2_normalize_python", "resize1d_python",
+           "resize2d_python", "resize3d_python", "searchsorted_ref",
            "sequence_mask", "gather_python", "log_softmax_python", "one_hot", "softmax_python",
            "strided_slice_python"]

@@ -4,7 +4,7 @@ families as submodules (``relay.op.nn``, ``image``, ``vision``, ``dyn``)."""
 from ....ir.expr import Op
 from ....ir.op import OpPattern, list_ops
 from ....ir.op import get_op as get
-from ....op import algorithm, image, reduce, tensor, vision
+from ....op import algorithm, reduce, tensor
 from ....op import dynamic as dyn
 from ....op import transform as transform
 from ....op.algorithm import *  # noqa: F403
@@ -15,7 +15,7 @@ from ....op.scatter import *  # noqa: F403
 from ....op.tensor import *  # noqa: F403
 from ....op.transform import *  # noqa: F403
 from ...error import missing_attribute
-from . import nn, op
+from . import image, nn, op, vision
 from ._dyn_dispatch import (
     arange,
     argwhere,

@@ -3,7 +3,12 @@
 
 from ....op.nn import *  # noqa: F403
 from ....op.nn import __all__ as _nn_all
+from ...error import missing_attribute
 from ._dyn_dispatch import pad  # noqa: F401
 from ._tuple_ops import batch_norm, dropout_raw  # noqa: F401
 
 __all__ = list(_nn_all)
+
+
+def __getattr__(name: str):
+    raise missing_attribute(__name__, name)

@@ -1,0 +1,12 @@
+"""``relay.image`` (``relay.op.image``): relayir's ``image`` ops; a Relay op relayir lacks
+is an AttributeError saying so."""
+
+from ....op import image as _image
+from ....op.image import *  # noqa: F403
+from ...error import missing_attribute
+
+__all__ = [n for n in dir(_image) if not n.startswith("_") and callable(getattr(_image, n))]
+
+
+def __getattr__(name: str):
+    raise missing_attribute(__name__, name)
