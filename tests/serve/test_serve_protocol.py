@@ -119,13 +119,10 @@ def test_concurrent_requests_are_batched_and_split_back(server, artifacts):
 
 def test_instances_run_in_parallel_threads(server):
     version = server.manager.models["sizes"].current
-    assert version.executor._max_workers == 2 and version._pool.qsize() == 2
-    a, b = (version._pool.get() for _ in range(2))
-    try:  # two executor states over the same loaded kernels
-        assert a[4] is not b[4] and a[4].artifact is b[4].artifact
-    finally:
-        version._pool.put(a)
-        version._pool.put(b)
+    threads = version.workers.threads
+    assert len(threads) == 2 and all(t.is_alive() for t in threads)
+    a, b = version.workers._instances  # two executor states over the same loaded kernels
+    assert a[4] is not b[4] and a[4].artifact is b[4].artifact
 
 
 def test_requested_outputs(client):

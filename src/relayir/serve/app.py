@@ -11,7 +11,6 @@ a 500, and the server keeps serving.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 
@@ -124,8 +123,7 @@ class Endpoints:
         arrays, rows = version.check(inputs)
         batcher = self.manager.batcher(version)
         if batcher is None:
-            return await asyncio.get_running_loop().run_in_executor(
-                version.executor, version.run, arrays, rows)
+            return await version.execute(arrays, rows)
         result = await batcher.submit(arrays, rows)
         self.metrics.queue.labels(version.name).observe(result.queue_seconds)
         return result.outputs

@@ -89,8 +89,7 @@ class Batcher:
             n = len(batch[0].arrays)
             arrays = batch[0].arrays if len(batch) == 1 else \
                 [np.concatenate([it.arrays[i] for it in batch]) for i in range(n)]
-            outputs = await asyncio.get_running_loop().run_in_executor(
-                self.version.executor, self.version.run, arrays, rows)
+            outputs = await self.version.execute(arrays, rows)
             if self._on_batch is not None:
                 self._on_batch(rows)
             offset = 0

@@ -3,9 +3,9 @@ that run them in worker threads, the input checks, and the count of requests in 
 
 A version file set is loaded and warmed up (every instance runs once) in a worker thread
 before the server switches to it, so the first request pays no first-run cost. A version
-holds ``instances`` executor states over each loaded file (``CompiledModel.instance``)
-and a thread pool of the same size: ctypes releases the GIL while a kernel runs, so the
-instances compute in parallel.
+holds ``instances`` executor states over each loaded file (``CompiledModel.instance``),
+each owned by one worker thread (``workers.py``): ctypes releases the GIL while a kernel
+runs, so the instances compute in parallel.
 
 Batch sizes: a file whose inputs' first dim is symbolic (a VM artifact) serves any
 number of rows; files compiled at fixed sizes serve a batch at the smallest size that
@@ -15,9 +15,7 @@ holds it, padded with zeros, the padding's rows dropped from the outputs.
 from __future__ import annotations
 
 import asyncio
-import queue
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -27,6 +25,7 @@ from ..runtime import load as load_artifact
 from .errors import BadRequest, ServeError
 from .protocol import datatype
 from .repository import ModelConfig, VersionFiles
+from .workers import Workers
 
 DYNAMIC = 0  # the batch-size key of a model whose first dim is symbolic
 
@@ -50,8 +49,7 @@ class ModelVersion:
         self.in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._pool: queue.SimpleQueue = queue.SimpleQueue()
-        self.executor: ThreadPoolExecutor | None = None
+        self.workers: Workers | None = None
         self.load_seconds = 0.0
 
     # ------------------------------------------------------------ loading
@@ -91,10 +89,7 @@ class ModelVersion:
         for instance in sets:
             for size, model in instance.items():
                 _warm_up(model, size)
-        for instance in sets:
-            self._pool.put(instance)
-        self.executor = ThreadPoolExecutor(
-            n, thread_name_prefix=f"relayir-{self.name}-{self.number}")
+        self.workers = Workers(sets, f"relayir-{self.name}-{self.number}")
 
     # ------------------------------------------------------------ describing
 
@@ -159,29 +154,30 @@ class ModelVersion:
                              f"request, found {rows}")
         return arrays, rows
 
+    async def execute(self, arrays: list[np.ndarray], rows: int) -> list[np.ndarray]:
+        """``run`` on a worker thread (off the event loop)."""
+        return await self.workers.call(self.run, arrays, rows)
+
     def run(self, arrays: list[np.ndarray], rows: int) -> list[np.ndarray]:
-        """Run on one instance (in a worker thread): the outputs, ``rows`` rows each when
+        """Run on the calling worker's instance: the outputs, ``rows`` rows each when
         batching."""
-        instance = self._pool.get()
-        try:
-            if not self.batching:
-                return instance[next(iter(instance))].run(arrays)
-            if DYNAMIC in instance:
-                size, outputs = rows, instance[DYNAMIC].run(arrays)
-            else:
-                size = min(s for s in instance if s >= rows)
-                if size > rows:
-                    arrays = [np.concatenate([a, np.zeros((size - rows, *a.shape[1:]),
-                                                          a.dtype)]) for a in arrays]
-                outputs = instance[size].run(arrays)
-            for i, o in enumerate(outputs):
-                if not o.shape or o.shape[0] != size:
-                    raise ServeError(f"model {self.name!r}: output {i} has shape "
-                                     f"{list(o.shape)}, no batch dim of {size} to split "
-                                     f"between requests; set max_batch_size 0")
-            return [o[:rows] for o in outputs]
-        finally:
-            self._pool.put(instance)
+        instance = self.workers.instance()
+        if not self.batching:
+            return instance[next(iter(instance))].run(arrays)
+        if DYNAMIC in instance:
+            size, outputs = rows, instance[DYNAMIC].run(arrays)
+        else:
+            size = min(s for s in instance if s >= rows)
+            if size > rows:
+                arrays = [np.concatenate([a, np.zeros((size - rows, *a.shape[1:]), a.dtype)])
+                          for a in arrays]
+            outputs = instance[size].run(arrays)
+        for i, o in enumerate(outputs):
+            if not o.shape or o.shape[0] != size:
+                raise ServeError(f"model {self.name!r}: output {i} has shape {list(o.shape)}, "
+                                 f"no batch dim of {size} to split between requests; set "
+                                 f"max_batch_size 0")
+        return [o[:rows] for o in outputs]
 
     # ------------------------------------------------------------ in flight
 
@@ -198,11 +194,9 @@ class ModelVersion:
         """Wait for the requests in flight (they finish on this version), then free it."""
         await self._idle.wait()
         self.state = "UNLOADED"
-        if self.executor is not None:
-            self.executor.shutdown(wait=False)
+        if self.workers is not None:
+            self.workers.close()
         self.models.clear()
-        while not self._pool.empty():
-            self._pool.get()
 
 
 def _batch_dim(model: CompiledModel) -> int | None:
