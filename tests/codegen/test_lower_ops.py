@@ -265,6 +265,11 @@ def _nn_cases():
     # uint8 x int8 packed for vpdpbusd (op/qnn/packed.py): 37 units in 3 blocks, K = 70
     yield Case("qnn.contrib_dense_packed", [rand((7, 70), "uint8", 1),
                                             rand((3, 18, 16, 4), "int8", 2)], {"units": 37})
+    # the same product over the taps of a 3x2 window, 5 channels padded to 8 (K = 48)
+    yield Case("qnn.contrib_conv2d_packed", [rand((2, 5, 9, 7), "uint8", 1),
+                                             rand((1, 12, 16, 4), "int8", 2)],
+               {"channels": 6, "kernel_size": (3, 2), "strides": (2, 1),
+                "padding": (1, 0, 2, 1), "dilation": (1, 2), "pad_value": 3})
     yield Case("nn.matmul", [rand((5, 13), "float32", 1), rand((13, 19), "float32", 2)],
                **prod)
     yield Case("nn.dense", [rand((37, 70), "float32", 1), rand((45, 70), "float32", 2)], **prod,

@@ -204,5 +204,7 @@ def test_the_qdq_model_has_no_float_product_left_after_the_pipeline(qdq_model):
     text = mod.astext()
     floats = [line for line in text.split("\n") if "nn.conv2d(" in line or "nn.dense(" in line]
     assert floats == []  # every product is the packed 8-bit one
-    assert text.count("qnn.contrib_dense_packed(") == 3
-    assert "qnn." not in text.replace("qnn.contrib_dense_packed", "")
+    assert text.count("qnn.contrib_conv2d_packed(") == 2
+    assert text.count("qnn.contrib_dense_packed(") == 1
+    assert "qnn." not in text.replace("qnn.contrib_dense_packed", "").replace(
+        "qnn.contrib_conv2d_packed", "")

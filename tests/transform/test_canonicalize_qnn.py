@@ -82,6 +82,21 @@ def _conv_program():
     return [x], relay.Tuple([acc, y])
 
 
+def _conv_packed_program():
+    """int8 data, a zero weight zero point: the packed vpdpbusd convolution."""
+    x = relay.var("x", shape=(2, 5, 9, 7), dtype="int8")
+    w = relay.const(_ints("int8", (6, 5, 3, 2)))
+    acc = qnn.conv2d(x, w, -3, 0, 0.02, 0.01, padding=(1, 0, 2, 1), strides=(2, 1),
+                     dilation=(1, 2))
+    return [x], relay.Tuple([acc, qnn.requantize(acc, 0.0002, 0, 0.05, 4, out_dtype="int8")])
+
+
+def _dense_uint8_weight_program():
+    """uint8 weights with a zero point: shifted to int8, the row sums correct them."""
+    x = relay.var("x", shape=(2, 3, 21), dtype="uint8")
+    return [x], qnn.dense(x, relay.const(_ints("uint8", (9, 21))), 17, 7, 0.1, 0.1)
+
+
 def _dense_program():
     x = relay.var("x", shape=(3, 40), dtype="int8")
     w = relay.const(_ints("int8", (10, 40)))
@@ -114,6 +129,8 @@ def _binary_program():
 
 
 PROGRAMS = {"conv2d": _conv_program, "dense": _dense_program,
+            "conv2d_packed": _conv_packed_program,
+            "dense_uint8_weight": _dense_uint8_weight_program,
             "batch_matmul": _batch_matmul_program, "quantize": _quantize_program,
             "binary": _binary_program}
 
@@ -144,9 +161,20 @@ def test_lowered_programs_equal_the_references_bit_for_bit(name, executor):
         assert np.array_equal(g, w), f"{np.count_nonzero(g != w)} values differ"
 
 
-def test_no_qnn_op_is_left_after_the_pipeline():
-    params, body = _conv_program()
+def _optimized(program) -> str:
+    params, body = program()
     mod = relay.IRModule.from_expr(relay.Function(params, body))
     with relay.transform.PassContext(opt_level=3):
-        text = relay.transform.optimize(relay.transform.InferType()(mod), fuse=False).astext()
+        return relay.transform.optimize(relay.transform.InferType()(mod), fuse=False).astext()
+
+
+def test_a_per_channel_weight_zero_point_keeps_the_generic_int32_conv():
+    text = _optimized(_conv_program)
     assert "qnn." not in text and "nn.conv2d" in text
+
+
+def test_constant_weights_become_packed_8bit_products():
+    text = _optimized(_conv_packed_program)
+    assert "qnn.contrib_conv2d_packed" in text and "nn.conv2d" not in text
+    text = _optimized(_dense_uint8_weight_program)
+    assert "qnn.contrib_dense_packed" in text and "nn.dense" not in text

@@ -1,5 +1,7 @@
-"""The C routine of the 8-bit matrix product ``qnn.contrib_dense_packed``:
-``C[M][N] (int32) = A[M][K] (uint8) x B[N][K] (int8)``, exact.
+"""The C routines of the 8-bit products ``qnn.contrib_dense_packed`` (``C[M][N] (int32) =
+A[M][K] (uint8) x B[N][K] (int8)``) and ``qnn.contrib_conv2d_packed`` (the same product
+over the taps of each output pixel, read from a padded NHWC copy of the input, written
+NCHW), exact.
 
 ``B`` comes packed at build time (``op/qnn/packed.py``): blocks of 16 columns, and in a
 block groups of 4 consecutive ``k`` per column, ``[N/16][K/4][16][4]`` (zero padded),
@@ -25,107 +27,119 @@ QGEMM = r"""
 #endif
 enum { RL_QMR = 6, RL_QNB = 2 };  /* rows and 16-column blocks of one register tile */
 
-/* One 4-k group of row r of A (zero past K), as the int32 that vpdpbusd broadcasts. */
-static inline int32_t rl_qgroup(const uint8_t* restrict ar, int64_t kg, int64_t K) {
+/* The 4-byte group at p as the int32 that vpdpbusd broadcasts; `n` < 4 valid bytes are
+   zero filled (a dense row's tail). */
+static inline int32_t rl_qgroup(const uint8_t* restrict p, int64_t n) {
   int32_t v = 0;
-  if (4 * kg + 4 <= K) { memcpy(&v, ar + 4 * kg, 4); return v; }
+  if (n >= 4) { memcpy(&v, p, 4); return v; }
   uint8_t t[4] = {0, 0, 0, 0};
-  for (int64_t k = 4 * kg; k < K; ++k) t[k - 4 * kg] = ar[k];
+  for (int64_t k = 0; k < n; ++k) t[k] = p[k];
   memcpy(&v, t, 4);
   return v;
 }
 
-/* C rows [0, rows) x columns [n0, n0 + 16 * nb) of one tile; `nvalid`: columns < N. */
-static inline __attribute__((always_inline)) void rl_qgemm_tile(
-    const uint8_t* restrict a, int64_t K, const int8_t* restrict bp, int64_t k4,
-    int32_t* restrict c, int64_t ldc, int rows, int nb, int64_t nvalid) {
-  const uint8_t* ar[RL_QMR];
-  for (int i = 0; i < RL_QMR; ++i) ar[i] = a + (i < rows ? i : rows - 1) * K;
-  const int64_t kfull = K / 4;
+/* One register tile: rows ar[0..rows) (each read at ar[i] + seg[s] + 4 g for segment s <
+   nseg and group g < gps, the last group cut at `tail` bytes when nseg is 1) times the
+   column blocks bp (nb of them, k4 groups each), stored at c + i * ldm + j * ldn for the
+   columns j < nvalid. A dense row is one segment; a convolution row one per tap. */
+static inline __attribute__((always_inline)) void rl_qtile(
+    const uint8_t* const* ar, const int64_t* seg, int64_t nseg, int64_t gps, int64_t tail,
+    const int8_t* restrict bp, int64_t k4, int32_t* restrict c, int64_t ldm, int64_t ldn,
+    int rows, int nb, int64_t nvalid) {
+  const int8_t* b1 = bp + (nb > 1 ? k4 * 64 : 0);
+  int32_t out[RL_QMR][RL_QNB * 16];
 #if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
   __m512i acc[RL_QMR][RL_QNB];
   for (int i = 0; i < RL_QMR; ++i)
     for (int v = 0; v < RL_QNB; ++v) acc[i][v] = _mm512_setzero_si512();
-  const int8_t* b1 = bp + (nb > 1 ? k4 * 64 : 0);
-  for (int64_t kg = 0; kg < k4; ++kg) {
-    const __m512i w0 = _mm512_loadu_si512((const void*)(bp + kg * 64));
-    const __m512i w1 = _mm512_loadu_si512((const void*)(b1 + kg * 64));
-    #pragma GCC unroll 6
-    for (int i = 0; i < RL_QMR; ++i) {
-      int32_t g;
-      if (kg < kfull) memcpy(&g, ar[i] + 4 * kg, 4); else g = rl_qgroup(ar[i], kg, K);
-      const __m512i x = _mm512_set1_epi32(g);
-      acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], x, w0);
-      acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], x, w1);
+  for (int64_t s = 0; s < nseg; ++s) {
+    const int64_t off = seg[s], kg0 = s * gps;
+    for (int64_t g = 0; g < gps; ++g) {
+      const __m512i w0 = _mm512_loadu_si512((const void*)(bp + (kg0 + g) * 64));
+      const __m512i w1 = _mm512_loadu_si512((const void*)(b1 + (kg0 + g) * 64));
+      const int64_t valid = tail - 4 * g;
+      #pragma GCC unroll 6
+      for (int i = 0; i < RL_QMR; ++i) {
+        const uint8_t* p = ar[i] + off + 4 * g;
+        int32_t x;
+        if (valid >= 4) memcpy(&x, p, 4); else x = rl_qgroup(p, valid);
+        const __m512i xv = _mm512_set1_epi32(x);
+        acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], xv, w0);
+        acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], xv, w1);
+      }
     }
   }
+  if (ldn == 1) {
+    for (int i = 0; i < rows; ++i)
+      for (int v = 0; v < nb; ++v) {
+        const int64_t left = nvalid - 16 * v;
+        if (left <= 0) break;
+        const __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+        _mm512_mask_storeu_epi32(c + i * ldm + 16 * v, m, acc[i][v]);
+      }
+    return;
+  }
   for (int i = 0; i < rows; ++i)
-    for (int v = 0; v < nb; ++v) {
-      const int64_t left = nvalid - 16 * v;
-      if (left <= 0) break;
-      const __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
-      _mm512_mask_storeu_epi32(c + i * ldc + 16 * v, m, acc[i][v]);
-    }
+    for (int v = 0; v < nb; ++v) _mm512_storeu_si512((void*)(out[i] + 16 * v), acc[i][v]);
 #elif !defined(RL_SCALAR_MICROKERNELS) && (defined(__AVXVNNI__) || defined(__AVX2__))
   __m256i acc[RL_QMR][2 * RL_QNB];
   for (int i = 0; i < RL_QMR; ++i)
     for (int v = 0; v < 2 * RL_QNB; ++v) acc[i][v] = _mm256_setzero_si256();
-  const int8_t* b1 = bp + (nb > 1 ? k4 * 64 : 0);
-  for (int64_t kg = 0; kg < k4; ++kg) {
-    __m256i w[4];
-    w[0] = _mm256_loadu_si256((const __m256i*)(bp + kg * 64));
-    w[1] = _mm256_loadu_si256((const __m256i*)(bp + kg * 64 + 32));
-    w[2] = _mm256_loadu_si256((const __m256i*)(b1 + kg * 64));
-    w[3] = _mm256_loadu_si256((const __m256i*)(b1 + kg * 64 + 32));
+  for (int64_t s = 0; s < nseg; ++s) {
+    const int64_t off = seg[s], kg0 = s * gps;
+    for (int64_t g = 0; g < gps; ++g) {
+      const int8_t* q0 = bp + (kg0 + g) * 64;
+      const int8_t* q1 = b1 + (kg0 + g) * 64;
+      __m256i w[4];
+      w[0] = _mm256_loadu_si256((const __m256i*)q0);
+      w[1] = _mm256_loadu_si256((const __m256i*)(q0 + 32));
+      w[2] = _mm256_loadu_si256((const __m256i*)q1);
+      w[3] = _mm256_loadu_si256((const __m256i*)(q1 + 32));
 #if !defined(__AVXVNNI__)
-    /* AVX2: the weights as 16-bit pairs (k0 k1 | k2 k3 per column), vpmaddwd twice */
-    __m256i lo[4], hi[4];
-    for (int v = 0; v < 4; ++v) {
-      const __m256i even = _mm256_srai_epi16(_mm256_slli_epi16(w[v], 8), 8);
-      const __m256i odd = _mm256_srai_epi16(w[v], 8);
-      lo[v] = even;  /* k0, k2 */
-      hi[v] = odd;   /* k1, k3 */
-    }
+      /* AVX2: each column's 4 weights as 16-bit pairs (k0, k2) and (k1, k3) for
+         vpmaddwd, exact where vpmaddubsw would saturate */
+      __m256i lo[4], hi[4];
+      for (int v = 0; v < 4; ++v) {
+        lo[v] = _mm256_srai_epi16(_mm256_slli_epi16(w[v], 8), 8);
+        hi[v] = _mm256_srai_epi16(w[v], 8);
+      }
 #endif
-    #pragma GCC unroll 6
-    for (int i = 0; i < RL_QMR; ++i) {
-      int32_t g;
-      if (kg < kfull) memcpy(&g, ar[i] + 4 * kg, 4); else g = rl_qgroup(ar[i], kg, K);
+      const int64_t valid = tail - 4 * g;
+      #pragma GCC unroll 6
+      for (int i = 0; i < RL_QMR; ++i) {
+        const uint8_t* p = ar[i] + off + 4 * g;
+        int32_t x;
+        if (valid >= 4) memcpy(&x, p, 4); else x = rl_qgroup(p, valid);
 #if defined(__AVXVNNI__)
-      const __m256i x = _mm256_set1_epi32(g);
-      for (int v = 0; v < 4; ++v) acc[i][v] = _mm256_dpbusd_avx_epi32(acc[i][v], x, w[v]);
+        const __m256i xv = _mm256_set1_epi32(x);
+        for (int v = 0; v < 4; ++v) acc[i][v] = _mm256_dpbusd_avx_epi32(acc[i][v], xv, w[v]);
 #else
-      const uint32_t u = (uint32_t)g;
-      const __m256i xe = _mm256_set1_epi32((int32_t)((u & 0xFF) | ((u >> 16 & 0xFF) << 16)));
-      const __m256i xo = _mm256_set1_epi32((int32_t)((u >> 8 & 0xFF) | ((u >> 24) << 16)));
-      for (int v = 0; v < 4; ++v)
-        acc[i][v] = _mm256_add_epi32(acc[i][v], _mm256_add_epi32(
-            _mm256_madd_epi16(xe, lo[v]), _mm256_madd_epi16(xo, hi[v])));
+        const uint32_t u = (uint32_t)x;
+        const __m256i xe = _mm256_set1_epi32((int32_t)((u & 0xFF) | ((u >> 16 & 0xFF) << 16)));
+        const __m256i xo = _mm256_set1_epi32((int32_t)((u >> 8 & 0xFF) | ((u >> 24) << 16)));
+        for (int v = 0; v < 4; ++v)
+          acc[i][v] = _mm256_add_epi32(acc[i][v], _mm256_add_epi32(
+              _mm256_madd_epi16(xe, lo[v]), _mm256_madd_epi16(xo, hi[v])));
 #endif
+      }
     }
   }
   for (int i = 0; i < rows; ++i)
-    for (int v = 0; v < 2 * nb; ++v) {
-      const int64_t left = nvalid - 8 * v;
-      if (left <= 0) break;
-      if (left >= 8) {
-        _mm256_storeu_si256((__m256i*)(c + i * ldc + 8 * v), acc[i][v]);
-      } else {
-        int32_t t[8];
-        _mm256_storeu_si256((__m256i*)t, acc[i][v]);
-        for (int64_t j = 0; j < left; ++j) c[i * ldc + 8 * v + j] = t[j];
-      }
-    }
+    for (int v = 0; v < 2 * nb; ++v) _mm256_storeu_si256((__m256i*)(out[i] + 8 * v), acc[i][v]);
 #else
   for (int i = 0; i < rows; ++i)
-    for (int v = 0; v < nb; ++v)
-      for (int j = 0; j < 16 && 16 * v + j < nvalid; ++j) {
-        const int8_t* bcol = bp + v * k4 * 64 + 4 * j;
-        int32_t s = 0;
-        for (int64_t k = 0; k < K; ++k) s += (int32_t)ar[i][k] * bcol[(k / 4) * 64 + k % 4];
-        c[i * ldc + 16 * v + j] = s;
-      }
+    for (int j = 0; j < 16 * nb; ++j) {
+      const int8_t* bcol = (j < 16 ? bp : b1) + 4 * (j % 16);
+      int32_t sum = 0;
+      for (int64_t s = 0; s < nseg; ++s)
+        for (int64_t g = 0; g < gps; ++g)
+          for (int64_t e = 0; e < 4 && 4 * g + e < tail; ++e)
+            sum += (int32_t)ar[i][seg[s] + 4 * g + e] * bcol[(s * gps + g) * 64 + e];
+      out[i][j] = sum;
+    }
 #endif
+  for (int i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < 16 * nb && j < nvalid; ++j) c[i * ldm + j * ldn] = out[i][j];
 }
 
 /* C (M, N) int32 = A (M, K) uint8 x B^T, B packed as [ceil(N/16)][ceil(K/4)][16][4]. */
@@ -135,19 +149,83 @@ int32_t rl_qgemm_u8s8(const uint8_t* restrict a, const int8_t* restrict bp,
   const int64_t k4 = (K + 3) / 4, nblocks = (N + 15) / 16;
   const int64_t panels = (nblocks + RL_QNB - 1) / RL_QNB, tiles = (M + RL_QMR - 1) / RL_QMR;
   const int team = rl_team(M * N * K, min_work, tiles * panels);
+  const int64_t seg0 = 0;
   #pragma omp parallel num_threads(team) if(team > 1)
   {
     rl_team_arrive();
     #pragma omp for schedule(static) nowait
     for (int64_t t = 0; t < tiles * panels; ++t) {
-      const int64_t m0 = (t / panels) * RL_QMR, p = t % panels;
-      const int64_t n0 = p * RL_QNB * 16;
+      const int64_t m0 = (t / panels) * RL_QMR, p = t % panels, n0 = p * RL_QNB * 16;
       const int rows = (int)(M - m0 < RL_QMR ? M - m0 : RL_QMR);
       const int nb = (int)(nblocks - p * RL_QNB < RL_QNB ? nblocks - p * RL_QNB : RL_QNB);
-      rl_qgemm_tile(a + m0 * K, K, bp + p * RL_QNB * k4 * 64, k4, c + m0 * N + n0, N, rows,
-                    nb, N - n0);
+      const uint8_t* ar[RL_QMR];
+      for (int i = 0; i < RL_QMR; ++i) ar[i] = a + (m0 + (i < rows ? i : rows - 1)) * K;
+      rl_qtile(ar, &seg0, 1, k4, K, bp + p * RL_QNB * k4 * 64, k4, c + m0 * N + n0, N, 1,
+               rows, nb, N - n0);
     }
   }
+  return 0;
+}
+
+/* out (N, O, OH, OW) int32 = conv2d of x (N, C, H, W) uint8, padded with pad_value,
+   and the weight packed as [ceil(O/16)][KH * KW * C4 / 4][16][4] (taps (kh, kw) outer,
+   channels padded to C4 = 4 ceil(C/4) inner). The input is copied once per call to a
+   padded NHWC buffer, so that each tap of an output pixel reads C4 contiguous bytes:
+   an im2col that is never written out. */
+int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
+                        int32_t* restrict out, int64_t N, int64_t C, int64_t H, int64_t W,
+                        int64_t O, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                        int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh,
+                        int64_t dw, int64_t pad_value, int64_t min_work) {
+  const int64_t C4 = (C + 3) / 4 * 4, gps = C4 / 4, k4 = KH * KW * gps;
+  const int64_t Hp = (OH - 1) * sh + (KH - 1) * dh + 1, Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
+  const int64_t M = OH * OW, nblocks = (O + 15) / 16;
+  const int64_t panels = (nblocks + RL_QNB - 1) / RL_QNB, tiles = (M + RL_QMR - 1) / RL_QMR;
+  uint8_t* buf = (uint8_t*)malloc((size_t)(Hp * Wp * C4 + 64));
+  int64_t* seg = (int64_t*)malloc((size_t)(KH * KW) * sizeof(int64_t));
+  if (!buf || !seg) { free(buf); free(seg); return -1; }
+  for (int64_t i = 0; i < KH; ++i)
+    for (int64_t j = 0; j < KW; ++j) seg[i * KW + j] = (i * dh * Wp + j * dw) * C4;
+  const int team = rl_team(M * O * KH * KW * C, min_work, tiles * panels);
+  for (int64_t b = 0; b < N; ++b) {
+    const uint8_t* xb = x + b * C * H * W;
+    int32_t* ob = out + b * O * M;
+    #pragma omp parallel num_threads(team) if(team > 1)
+    {
+      rl_team_arrive();
+      #pragma omp for schedule(static)
+      for (int64_t r = 0; r < Hp; ++r) {
+        uint8_t* row = buf + r * Wp * C4;
+        const int64_t h = r - pt;
+        memset(row, (int)pad_value, (size_t)(Wp * C4));
+        if (C4 > C)  /* the channels past C are zeros: whatever the packed kernel holds */
+          for (int64_t q = 0; q < Wp; ++q) memset(row + q * C4 + C, 0, (size_t)(C4 - C));
+        if (h < 0 || h >= H) continue;
+        for (int64_t c = 0; c < C; ++c) {
+          const uint8_t* src = xb + (c * H + h) * W;
+          for (int64_t w = 0; w < W; ++w) {
+            const int64_t q = w + pl;
+            if (q >= 0 && q < Wp) row[q * C4 + c] = src[w];
+          }
+        }
+      }
+      #pragma omp for schedule(static) nowait
+      for (int64_t t = 0; t < tiles * panels; ++t) {
+        const int64_t m0 = (t / panels) * RL_QMR, p = t % panels, n0 = p * RL_QNB * 16;
+        const int rows = (int)(M - m0 < RL_QMR ? M - m0 : RL_QMR);
+        const int nb = (int)(nblocks - p * RL_QNB < RL_QNB ? nblocks - p * RL_QNB : RL_QNB);
+        const uint8_t* ar[RL_QMR];
+        for (int i = 0; i < RL_QMR; ++i) {
+          const int64_t m = m0 + (i < rows ? i : rows - 1), oh = m / OW, ow = m % OW;
+          ar[i] = buf + (oh * sh * Wp + ow * sw) * C4;
+        }
+        rl_qtile(ar, seg, KH * KW, gps, C4, bp + p * RL_QNB * k4 * 64, k4, ob + n0 * M + m0,
+                 1, M, rows, nb, O - n0);
+      }
+    }
+  }
+  free(buf);
+  free(seg);
   return 0;
 }
 """
@@ -155,4 +233,5 @@ int32_t rl_qgemm_u8s8(const uint8_t* restrict a, const int8_t* restrict bp,
 
 def routines() -> dict[str, tuple[str, tuple[str, ...]]]:
     """``{name: (C source, required routine names)}`` for the codegen routine table."""
-    return {"rl_qgemm_u8s8": (QGEMM, ())}
+    # one text defines both routines: the convolution's entry only requires it
+    return {"rl_qgemm_u8s8": (QGEMM, ()), "rl_qconv2d_u8s8": ("", ("rl_qgemm_u8s8",))}

@@ -6,18 +6,19 @@ and the zero points folded into a constant per-column correction:
 ``sum_k (x - zx)(w - zw) = x.w - zx * colsum(w) - zw * rowsum(x) + K * zx * zw``
 
 int8 data becomes uint8 by adding 128 (its zero point too); uint8 weights become int8 by
-subtracting 128 (their zero point too). A convolution (NCHW, one group) is an im2col in
-NHWC — the input padded with its zero point, so the padded taps contribute nothing — and
-the same product. Anything else keeps the generic int32 lowering.
+subtracting 128 (their zero point too). A convolution (NCHW, one group) is
+``qnn.contrib_conv2d_packed``, the same product over each output pixel's taps, the input
+padded with its zero point so that padded taps contribute nothing. Anything else keeps
+the generic int32 lowering.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir.expr import Constant, Expr, Tuple, const
+from ..ir.expr import Constant, Expr, const
 from ..ir.op import call
-from ..op.qnn.packed import pack_weight
+from ..op.qnn.packed import conv_kernel_columns, pack_weight
 from .fold_constant import fold_constant
 
 
@@ -79,35 +80,17 @@ def lower_conv2d(node) -> Expr | None:
     a = node.attrs
     if (a.data_layout, a.kernel_layout, a.out_layout, a.groups) != ("NCHW", "OIHW", "", 1):
         return None
-    shape = data.checked_type.shape
     w, zx, zw = constant(kernel), _scalar_zp(izp), constant(kzp)
-    if w is None or zx is None or zw is None or not all(isinstance(d, int) for d in shape):
+    if w is None or zx is None or zw is None or not all(
+            isinstance(d, int) for d in data.checked_type.shape):
         return None
     w, zw = _as_s8(w, zw)
     if zw.any():
         return None  # a weight zero point would need window sums of the input
     xu, zx = _as_u8(data, zx)
-    n, c, h, wd = shape
     o, _, kh, kw = w.shape
-    (sh, sw), (dh, dw), (pt, pl, pb, pr) = a.strides, a.dilation, a.padding
-    oh = (h + pt + pb - (kh - 1) * dh - 1) // sh + 1
-    ow = (wd + pl + pr - (kw - 1) * dw - 1) // sw + 1
-    x = call("transpose", [xu], axes=(0, 2, 3, 1))
-    if pt or pl or pb or pr:
-        x = call("nn.pad", [x, const(np.uint8(zx))],
-                 pad_width=((0, 0), (pt, pb), (pl, pr), (0, 0)))
-    taps = []
-    for i in range(kh):
-        for j in range(kw):
-            if (kh, kw, sh, sw, oh, ow) == (1, 1, 1, 1, h, wd) and not (pt or pl):
-                taps.append(x)
-                continue
-            begin = (0, i * dh, j * dw, 0)
-            end = (n, i * dh + (oh - 1) * sh + 1, j * dw + (ow - 1) * sw + 1, c)
-            taps.append(call("strided_slice", [x], begin=begin, end=end,
-                             strides=(1, sh, sw, 1)))
-    cols = taps[0] if len(taps) == 1 else call("concatenate", [Tuple(taps)], axis=3)
-    cols = call("reshape", [cols], newshape=(n * oh * ow, kh * kw * c))
-    acc = _product(cols, w.transpose(0, 2, 3, 1).reshape(o, kh * kw * c), zx, zw)
-    acc = call("reshape", [acc], newshape=(n, oh, ow, o))
-    return call("transpose", [acc], axes=(0, 3, 1, 2))
+    acc = call("qnn.contrib_conv2d_packed", [xu, const(pack_weight(conv_kernel_columns(w)))],
+               channels=o, kernel_size=(kh, kw), strides=a.strides, padding=a.padding,
+               dilation=a.dilation, pad_value=zx)
+    corr = (-zx * w.astype(np.int64).reshape(o, -1).sum(axis=1)).astype(np.int32)
+    return call("add", [acc, const(corr.reshape(1, o, 1, 1))]) if corr.any() else acc

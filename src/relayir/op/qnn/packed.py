@@ -1,4 +1,7 @@
-"""``qnn.contrib_dense_packed``: ``data (..., K) uint8 x weight (N, K) int8 → int32``,
+"""``qnn.contrib_dense_packed``: ``data (..., K) uint8 x weight (N, K) int8 → int32``, and
+``qnn.contrib_conv2d_packed``: the NCHW convolution of uint8 data padded with
+``pad_value`` by an int8 kernel whose taps ``(kh, kw, c)`` (channels padded to a multiple
+of 4) are the packed ``K``,
 the weight packed at build time as ``vpdpbusd`` reads it (``pack_weight``): blocks of 16
 output columns, in a block groups of 4 consecutive ``k`` per column, zero padded,
 ``(ceil(N/16), ceil(K/4), 16, 4)``. ``CanonicalizeQNN`` lowers 8-bit dense layers and
@@ -13,7 +16,8 @@ import numpy as np
 
 from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import TensorType
-from ..attrs_util import attr_int, set_fields
+from ..attrs_util import attr_int, attr_ints, set_fields
+from ..nn.conv import conv_nc
 from ..type_rel import dim_may_equal, fail, tensors
 
 BLOCK_N, GROUP_K = 16, 4
@@ -79,3 +83,84 @@ register_op("qnn.contrib_dense_packed", rel=_rel, ref=_ref,
 def contrib_dense_packed(data, weight, units):
     """``data @ unpack(weight).T`` in int32; ``weight`` from ``pack_weight``."""
     return call("qnn.contrib_dense_packed", [data, weight], units=units)
+
+
+@dataclasses.dataclass(frozen=True)
+class Conv2DPackedAttrs(Attrs):
+    channels: int = 1
+    kernel_size: tuple = (1, 1)
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    dilation: tuple = (1, 1)
+    pad_value: int = 0
+
+    def __post_init__(self):
+        set_fields(self, channels=attr_int(self.channels, "channels"),
+                   kernel_size=attr_ints(self.kernel_size, "kernel_size"),
+                   strides=attr_ints(self.strides, "strides"),
+                   padding=attr_ints(self.padding, "padding"),
+                   dilation=attr_ints(self.dilation, "dilation"),
+                   pad_value=attr_int(self.pad_value, "pad_value"))
+        if not 0 <= self.pad_value <= 255:
+            raise ValueError(f"pad_value must be a uint8 value, found {self.pad_value}")
+
+
+def conv_kernel_columns(w: np.ndarray) -> np.ndarray:
+    """An OIHW kernel as the ``(O, KH * KW * C4)`` matrix the packed convolution reads:
+    taps outer, channels (zero padded to a multiple of 4) inner."""
+    o, c, kh, kw = w.shape
+    c4 = -(-c // GROUP_K) * GROUP_K
+    padded = np.zeros((o, kh, kw, c4), w.dtype)
+    padded[..., :c] = w.transpose(0, 2, 3, 1)
+    return padded.reshape(o, kh * kw * c4)
+
+
+def _out_hw(h, w, attrs):
+    (kh, kw), (sh, sw), (dh, dw) = attrs.kernel_size, attrs.strides, attrs.dilation
+    pt, pl, pb, pr = attrs.padding
+    return ((h + pt + pb - (kh - 1) * dh - 1) // sh + 1,
+            (w + pl + pr - (kw - 1) * dw - 1) // sw + 1)
+
+
+def _conv_rel(types, attrs):
+    data, weight = tensors(types, ("data", "weight"))
+    if data.dtype != "uint8" or weight.dtype != "int8":
+        fail(f"data must be uint8 and weight int8, found {data} and {weight}")
+    if data.ndim != 4 or not all(isinstance(d, int) for d in data.shape):
+        fail(f"data must be a static NCHW tensor, found {data}")
+    n, c, h, w = data.shape
+    kh, kw = attrs.kernel_size
+    want = packed_shape(attrs.channels, kh * kw * (-(-c // GROUP_K) * GROUP_K))
+    if tuple(weight.shape) != want:
+        fail(f"the kernel packed for {attrs.channels} channels, {c} inputs and a {kh}x{kw} "
+             f"window has shape {want}, found {weight}")
+    oh, ow = _out_hw(h, w, attrs)
+    if oh < 1 or ow < 1:
+        fail(f"the window is larger than the padded input: data is {data}")
+    return TensorType((n, attrs.channels, oh, ow), "int32")
+
+
+def _conv_ref(data, weight, attrs):
+    n, c, h, w = data.shape
+    (kh, kw), o = attrs.kernel_size, attrs.channels
+    c4 = -(-c // GROUP_K) * GROUP_K
+    cols = unpack_weight(weight, o, kh * kw * c4).reshape(o, kh, kw, c4)[..., :c]
+    kernel = cols.transpose(0, 3, 1, 2).astype(np.int64)
+    pt, pl, pb, pr = attrs.padding
+    x = np.pad(data.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)),
+               constant_values=attrs.pad_value)
+    return conv_nc(x, kernel, attrs.strides, (0, 0, 0, 0), attrs.dilation, 1).astype(np.int32)
+
+
+register_op("qnn.contrib_conv2d_packed", rel=_conv_rel, ref=_conv_ref,
+            pattern=OpPattern.OUT_ELEMWISE_FUSABLE, num_inputs=2, arg_names=("data", "weight"),
+            attrs=Conv2DPackedAttrs,
+            description="NCHW uint8 data (padded with pad_value) x packed int8 kernel → int32")
+
+
+def contrib_conv2d_packed(data, weight, channels, kernel_size, strides=(1, 1),
+                          padding=(0, 0, 0, 0), dilation=(1, 1), pad_value=0):
+    """The convolution by a kernel from ``pack_weight(conv_kernel_columns(w))``."""
+    return call("qnn.contrib_conv2d_packed", [data, weight], channels=channels,
+                kernel_size=kernel_size, strides=strides, padding=padding, dilation=dilation,
+                pad_value=pad_value)

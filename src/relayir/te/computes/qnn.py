@@ -1,8 +1,9 @@
 """Computes of ``op/qnn``. ``CanonicalizeQNN`` (in the pipeline at every opt level)
 rewrites the Relay-level ``qnn.*`` ops into integer and float ops that have computes, so
 those have none of their own (a program lowered without the pipeline still runs, through
-the references). The product it lowers to, ``qnn.contrib_dense_packed``, is the C
-routine ``rl_qgemm_u8s8`` (``codegen/routines_int8.py``)."""
+the references). The products it lowers to, ``qnn.contrib_dense_packed`` /
+``qnn.contrib_conv2d_packed``, are the C routines ``rl_qgemm_u8s8`` /
+``rl_qconv2d_u8s8`` (``codegen/routines_int8.py``)."""
 
 from __future__ import annotations
 
@@ -20,3 +21,14 @@ def dense_packed(attrs, inputs, out):
     rows = prod(data.shape[:-1])
     return extern([(out.shape, out.dtype)], [data, weight], "rl_qgemm_u8s8",
                   (rows, attrs.units, data.shape[-1]), name="qgemm", tag="dense")[0]
+
+
+@COMPUTE.register("qnn.contrib_conv2d_packed")
+def conv2d_packed(attrs, inputs, out):
+    data, weight = inputs
+    n, c, h, w = data.shape
+    oh, ow = out.shape[2:]
+    scalars = (n, c, h, w, attrs.channels, oh, ow, *attrs.kernel_size, *attrs.strides,
+               *attrs.padding[:2], *attrs.dilation, attrs.pad_value)
+    return extern([(out.shape, out.dtype)], [data, weight], "rl_qconv2d_u8s8", scalars,
+                  name="qconv", tag="conv")[0]
