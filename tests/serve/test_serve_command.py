@@ -78,3 +78,13 @@ def test_serves_and_drains_on_sigterm(artifacts, tmp_path):
     assert statuses and set(statuses) == {200}
     assert "model mlp version 1 ready" in err
     assert '"path": "/v2/models/mlp/infer", "status": 200' in err  # the access log
+
+
+def test_import_relayir_does_not_import_the_serve_dependencies():
+    code = ("import sys, relayir, relayir.cli.commands; "
+            "print(sorted(m for m in ('starlette', 'uvicorn', 'prometheus_client', 'ray') "
+            "if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
