@@ -142,3 +142,18 @@ def test_ops_relayir_lacks_are_named():
     with pytest.raises(AttributeError, match="tvm.relay.op.nn.deformable_conv2d is not part"):
         relay.nn.deformable_conv2d  # noqa: B018
     assert relay.image.resize2d is not None and relay.vision.non_max_suppression is not None
+
+
+def test_a_device_target_is_a_description_never_built_for():
+    from relayir.backend.target import BuildError
+
+    t = tvm.target.Target("opencl -device=mali")
+    assert t.kind.name == "opencl" and "gpu" in t.keys and t.attrs["device"] == "mali"
+    with tvm.target.Target("cuda"):
+        assert tvm.target.Target.current().kind.name == "cuda"
+    x = relay.var("x", shape=(2,), dtype="float32")
+    mod = tvm.IRModule.from_expr(relay.Function([x], x + x))
+    with pytest.raises(BuildError, match="not for cuda"):
+        relay.build(mod, target="cuda")
+    with pytest.raises(BuildError, match="not for metal"):
+        relay.create_executor("graph", mod=mod, target=tvm.target.Target("metal"))

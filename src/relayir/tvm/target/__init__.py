@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from ...backend.target import BuildError
 from ...backend.target import Target as _Target
 from ..runtime.ndarray import device
 
@@ -23,16 +24,27 @@ class TargetKind(str):
         return obj
 
 
+# TVM's device target kinds: a Target of one of them can be made and passed around (a
+# pass may read it, as in TVM on a machine without the device), never built for
+DEVICE_KINDS = ("cuda", "rocm", "opencl", "metal", "vulkan", "nvptx", "hexagon", "webgpu",
+                "aocl", "sdaccel")
+
+
 class Target(_Target):
     """``Target("llvm -mcpu=skylake")``, ``Target("llvm", host="llvm")``; also a context
-    manager (``with Target("llvm"): ...`` makes it ``Target.current()``)."""
+    manager (``with Target("llvm"): ...`` makes it ``Target.current()``). A device
+    target (``Target("cuda")``) is a description only: building for it is refused."""
 
     _stack: list[Target] = []
 
     def __init__(self, target="llvm", host=None):
         if isinstance(target, dict):
             target = target.get("kind", "llvm")
-        parsed = _Target.parse(str(target) if not isinstance(target, _Target) else target)
+        words = str(target).split() if isinstance(target, str) else []
+        if words and words[0] in DEVICE_KINDS:
+            parsed = _Target(words[0], tuple(words[1:]), str(target))
+        else:
+            parsed = _Target.parse(str(target) if not isinstance(target, _Target) else target)
         text = parsed.text or str(parsed)
         spelling = text.split()[0] if text else parsed.kind
         object.__setattr__(self, "kind", TargetKind(parsed.kind, spelling))
@@ -42,7 +54,7 @@ class Target(_Target):
 
     @property
     def keys(self) -> list[str]:
-        return ["cpu"]
+        return [self.kind.name, "gpu"] if self.kind.name in DEVICE_KINDS else ["cpu"]
 
     @property
     def attrs(self) -> dict[str, str]:
@@ -91,7 +103,12 @@ def resolve_target(target, default: str = "llvm"):
         target = target.get("cpu", next(iter(target.values()), None))
     if target is None:
         target = Target.current() or default
-    return target if isinstance(target, _Target) else Target(target)
+    target = target if isinstance(target, _Target) else Target(target)
+    name = getattr(target.kind, "name", target.kind)
+    if name in DEVICE_KINDS:
+        raise BuildError(f"target {str(target)!r}: relayir builds for the host CPU ('llvm', "
+                         f"'c') or runs numpy references ('numpy'), not for {name}")
+    return target
 
 
 class VirtualDevice:
@@ -133,21 +150,22 @@ def create(target: str) -> Target:
     return Target(target)
 
 
-def _refused(name: str):
+def _device(name: str):
     def make(*args, **kwargs) -> Target:
-        return Target(name)  # the parse refuses it with relayir's BuildError
+        return Target(name)  # a description: building for it is refused
 
     make.__name__ = name
     return make
 
 
-cuda = _refused("cuda")
-rocm = _refused("rocm")
-mali = _refused("opencl")
-intel_graphics = _refused("opencl")
-arm_cpu = _refused("arm_cpu")
-rasp = _refused("arm_cpu")
+cuda = _device("cuda")
+rocm = _device("rocm")
+mali = _device("opencl")
+intel_graphics = _device("opencl")
+arm_cpu = _device("arm_cpu")  # not a kind: refused when made (relayir builds for the host)
+rasp = _device("arm_cpu")
 
 
-__all__ = ["CPU_KINDS", "Target", "TargetKind", "VirtualDevice", "arm_cpu", "create", "cuda",
-           "device_enabled", "enabled_targets", "mali", "resolve_target", "rocm", "target_kind"]
+__all__ = ["CPU_KINDS", "DEVICE_KINDS", "Target", "TargetKind", "VirtualDevice", "arm_cpu",
+           "create", "cuda", "device_enabled", "enabled_targets", "mali", "resolve_target",
+           "rocm", "target_kind"]
