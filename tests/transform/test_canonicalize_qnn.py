@@ -97,6 +97,13 @@ def _dense_uint8_weight_program():
     return [x], qnn.dense(x, relay.const(_ints("uint8", (9, 21))), 17, 7, 0.1, 0.1)
 
 
+def _dense_runtime_zero_point_program():
+    """A data zero point known only at run time (DynamicQuantizeLinear's)."""
+    x = relay.var("x", shape=(4, 30), dtype="int8")
+    z = relay.var("z", shape=(), dtype="int32")
+    return [x, z], qnn.dense(x, relay.const(_ints("int8", (11, 30))), z, 0, 0.1, 0.1)
+
+
 def _dense_program():
     x = relay.var("x", shape=(3, 40), dtype="int8")
     w = relay.const(_ints("int8", (10, 40)))
@@ -131,6 +138,7 @@ def _binary_program():
 PROGRAMS = {"conv2d": _conv_program, "dense": _dense_program,
             "conv2d_packed": _conv_packed_program,
             "dense_uint8_weight": _dense_uint8_weight_program,
+            "dense_runtime_zero_point": _dense_runtime_zero_point_program,
             "batch_matmul": _batch_matmul_program, "quantize": _quantize_program,
             "binary": _binary_program}
 
@@ -176,5 +184,6 @@ def test_a_per_channel_weight_zero_point_keeps_the_generic_int32_conv():
 def test_constant_weights_become_packed_8bit_products():
     text = _optimized(_conv_packed_program)
     assert "qnn.contrib_conv2d_packed" in text and "nn.conv2d" not in text
-    text = _optimized(_dense_uint8_weight_program)
-    assert "qnn.contrib_dense_packed" in text and "nn.dense" not in text
+    for program in (_dense_uint8_weight_program, _dense_runtime_zero_point_program):
+        text = _optimized(program)
+        assert "qnn.contrib_dense_packed" in text and "nn.dense" not in text

@@ -1,7 +1,9 @@
 """How ``CanonicalizeQNN`` lowers an 8-bit ``qnn.dense`` / ``qnn.conv2d`` with a constant
-weight and constant zero points: one ``qnn.contrib_dense_packed`` (uint8 x int8 → int32,
-the ``vpdpbusd`` routine) on the raw 8-bit values, the weight packed here at build time,
-and the zero points folded into a constant per-column correction:
+weight and weight zero point (the data's may be computed at run time in a dense layer, as
+DynamicQuantizeLinear's; a convolution pads with it, so there it is a constant): one
+``qnn.contrib_dense_packed`` (uint8 x int8 → int32, the ``vpdpbusd`` routine) on the raw
+8-bit values, the weight packed here at build time, and the zero points folded into a
+per-column correction:
 
 ``sum_k (x - zx)(w - zw) = x.w - zx * colsum(w) - zw * rowsum(x) + K * zx * zw``
 
@@ -33,11 +35,13 @@ def constant(e: Expr) -> np.ndarray | None:
     return folded.data if isinstance(folded, Constant) else None
 
 
-def _as_u8(x: Expr, zx: int) -> tuple[Expr, int]:
+def _as_u8(x: Expr, zx):
+    """uint8 data and its zero point (an int, or an int32 expression)."""
     if x.checked_type.dtype == "uint8":
         return x, zx
     shifted = call("add", [call("cast", [x], dtype="int16"), const(np.int16(128))])
-    return call("cast", [shifted], dtype="uint8"), zx + 128
+    zx = zx + 128 if isinstance(zx, int) else call("add", [zx, const(128)])
+    return call("cast", [shifted], dtype="uint8"), zx
 
 
 def _as_s8(w: np.ndarray, zw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -51,25 +55,31 @@ def _scalar_zp(zp: Expr) -> int | None:
     return int(v.reshape(-1)[0]) if v is not None and v.size == 1 else None
 
 
-def _product(xu: Expr, w: np.ndarray, zx: int, zw: np.ndarray) -> Expr:
+def _product(xu: Expr, w: np.ndarray, zx, zw: np.ndarray) -> Expr:
     """``(xu - zx) . (w - zw)^T`` over the last axis: ``xu`` uint8 (..., K), ``w`` int8
-    (N, K), ``zw`` per column or scalar."""
+    (N, K), ``zw`` per column or scalar, ``zx`` an int or a scalar int32 expression (a
+    zero point computed at run time, as DynamicQuantizeLinear's)."""
     n, k = w.shape
-    zw = np.broadcast_to(zw.reshape(-1), (n,)) if zw.size in (1, n) else zw
+    zw = np.broadcast_to(zw.reshape(-1), (n,)).astype(np.int64)
     colsum = w.astype(np.int64).sum(axis=1)
-    corr = (-zx * colsum + k * zx * zw).astype(np.int32)
     acc = call("qnn.contrib_dense_packed", [xu, const(pack_weight(w))], units=n)
     if zw.any():
         rows = call("sum", [call("cast", [xu], dtype="int32")], axis=[-1], keepdims=True)
         acc = call("subtract", [acc, call("multiply", [rows, const(zw.astype(np.int32))])])
-    return call("add", [acc, const(corr)]) if corr.any() else acc
+    if isinstance(zx, int):
+        corr = (-zx * colsum + k * zx * zw).astype(np.int32)
+        return call("add", [acc, const(corr)]) if corr.any() else acc
+    per_zx = const((k * zw - colsum).astype(np.int32))  # times zx
+    return call("add", [acc, call("multiply", [zx, per_zx])])
 
 
 def lower_dense(node) -> Expr | None:
     data, kernel, izp, kzp, _, _ = node.args
     w, zx, zw = constant(kernel), _scalar_zp(izp), constant(kzp)
-    if w is None or zx is None or zw is None or not isinstance(data.checked_type.shape[-1], int):
+    if w is None or zw is None or not isinstance(data.checked_type.shape[-1], int):
         return None
+    if zx is None:  # a run-time zero point (a scalar: the relation checked it)
+        zx = izp if izp.checked_type.ndim == 0 else call("reshape", [izp], newshape=())
     xu, zx = _as_u8(data, zx)
     w, zw = _as_s8(w, zw)
     return _product(xu, w, zx, zw)
