@@ -161,6 +161,7 @@ class VMExecutor:
                 raise Error(f"unknown inputs {', '.join(kwargs)}")
             return vm.run(*args)
 
+        run.vm = vm
         return run
 
 

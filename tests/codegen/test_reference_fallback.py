@@ -89,3 +89,24 @@ def test_uses_reference_only_looks_inside_fused_bodies():
     fn = relay.Function([x], relay.add(A.sort(x), x))
     assert uses_reference_only(fn)
     assert not uses_reference_only(relay.Function([x], relay.add(x, x)))
+
+
+def test_the_library_says_which_kernels_are_references_and_why(tmp_path):
+    """Never silent: a compiled model that runs a reference says which and why, also
+    after export and load, and the VM's executable does the same."""
+    with PassContext(opt_level=3):
+        lib = relay.build(_topk_add_module(), target="cpu")
+    refs = lib.get_lib().references()
+    assert len(refs) == 1 and "topk has no C compute" in next(iter(refs.values()))
+    line = lib.get_lib().describe_references()
+    assert line.startswith(f"1 of {len(lib.get_lib())} kernels run as numpy references: ")
+    assert "sorting needs data-dependent control flow" in line
+    path = tmp_path / "topk.relayir"
+    lib.export_library(str(path))
+    assert relay.runtime.load_module(str(path)).get_lib().references() == refs
+    exe = relay.vm.compile(_topk_add_module(), target="cpu")
+    assert list(exe.kernel_library.references().values()) == list(refs.values())
+    x = relay.var("x", shape=(4,), dtype="float32")
+    plain = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.exp(x))), "cpu")
+    assert plain.get_lib().describe_references() == "all 1 kernels are C"
+    assert plain.get_lib().references() == {}

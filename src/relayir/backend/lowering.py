@@ -80,31 +80,32 @@ def lower_cpu(functions: Functions, target: str | Target, reference: Collection[
     if cached is not None:
         LoweringProgress.report("cached", len(functions), len(functions))
         return cached
-    host, lowered = [], []
+    host, lowered = [], []  # host: (name, function, why it runs its reference)
     for done, (name, fn) in enumerate(functions):
         LoweringProgress.report("lower", done, len(functions))
-        if name in reference or uses_reference_only(fn):
-            host.append((name, fn))
+        why = DATA_DEPENDENT if name in reference else reference_reason(fn)
+        if why:
+            host.append((name, fn, why))
             continue
         try:
             kernel = lower_primitive(fn, name, tuned.schedule_for(fn, tgt) if tuned else None)
-        except LoweringError:
+        except LoweringError as exc:
             if not dynamic or is_static(fn):
                 raise
-            host.append((name, fn))
+            host.append((name, fn, f"the C back end cannot lower it: {exc}"))
             continue
         if kernel.dim_names and not dynamic:
             raise KernelError(
                 f"kernel {kernel.name} has symbolic dimensions {list(kernel.dim_names)}; the "
                 f"graph executor runs static shapes (use the VM for dynamic ones)")
         if not _dims_in_arguments(kernel):
-            host.append((name, fn))  # a loop bound no argument holds
+            host.append((name, fn, "a loop bound is a dimension no argument holds"))
             continue
         lowered.append(kernel)
     LoweringProgress.report("compile", 0, len(lowered))
     lib = compile_c_library(lowered, target)
-    lib.kernels.update({name: NumpyKernel(name, fn) for name, fn in host})
-    _remember(key, lowered, lib.source, [name for name, _ in host])
+    lib.kernels.update({name: NumpyKernel(name, fn, why) for name, fn, why in host})
+    _remember(key, lowered, lib.source, {name: why for name, _, why in host})
     LoweringProgress.report("compile", len(lowered), len(lowered))
     return lib
 
@@ -160,7 +161,7 @@ def _lowered_path(key: str):
     return cache.cache_dir() / "lowered" / f"{key}.json"
 
 
-def _remember(key: str | None, lowered: Sequence, source: str, host: list[str]) -> None:
+def _remember(key: str | None, lowered: Sequence, source: str, host: dict[str, str]) -> None:
     if key is None:
         return
     table = []
@@ -183,9 +184,9 @@ def _cached_library(key: str | None, functions: Functions, target) -> CKernelLib
         fns = dict(functions)
         types = [(k["name"], [TensorType(tuple(s), d) for s, d in k["inputs"]],
                   [TensorType(tuple(s), d) for s, d in k["outputs"]], ()) for k in entry["kernels"]]
-        host = {name: NumpyKernel(name, fns[name]) for name in entry["host"]}
+        host = {name: NumpyKernel(name, fns[name], why) for name, why in entry["host"].items()}
         source = entry["source"]
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None  # a damaged entry is a miss; the fresh lowering overwrites it
     lib = _c_library(source, types, target)
     lib.kernels.update(host)
@@ -284,12 +285,29 @@ def _c_library(source: str, types: list, target) -> CKernelLibrary:
     return c_kernel_library(compile_source(source, name="model"), types, str(target), source)
 
 
-def uses_reference_only(fn: Function) -> bool:
-    """Whether the numpy reference runs ``fn``: it calls an op without a compute, or
-    touches a dtype C has no type for (bfloat16, float8, int4, ...: ``is_low_precision``)."""
+# why the VM's data-dependent functions (output shape known only after the call) run
+# their reference; a reason each kernel library reports (``KernelLibrary.references``)
+DATA_DEPENDENT = "its output shape depends on its input values (the VM runs its reference)"
+
+
+def reference_reason(fn: Function) -> str:
+    """Why the numpy reference must run ``fn`` ("" when C can): it calls an op without
+    a compute, or touches a dtype C has no type for (bfloat16, float8, int4, ...:
+    ``is_low_precision``)."""
     nodes = [*fn.params, *post_order(fn.body)]
-    return any(type(n) is Call and type(n.op) is Op and n.op.name in REFERENCE_ONLY
-               for n in nodes) or any(_has_low_precision(n) for n in nodes)
+    for n in nodes:
+        if type(n) is Call and type(n.op) is Op and n.op.name in REFERENCE_ONLY:
+            return f"{n.op.name} has no C compute ({REFERENCE_ONLY[n.op.name]})"
+    for n in nodes:
+        low = _low_precision(n)
+        if low:
+            return f"{low} has no C type"
+    return ""
+
+
+def uses_reference_only(fn: Function) -> bool:
+    """Whether the numpy reference runs ``fn`` (``reference_reason`` says why)."""
+    return bool(reference_reason(fn))
 
 
 def is_static(fn: Function) -> bool:
@@ -299,16 +317,17 @@ def is_static(fn: Function) -> bool:
     return all(isinstance(d, (int, np.integer)) for t in types for d in t.shape)
 
 
-def _has_low_precision(node) -> bool:
+def _low_precision(node) -> str:
+    """The first low-precision dtype in ``node``'s type ("" when none)."""
     if not node.has_type:
-        return False
+        return ""
     stack = [node.checked_type]
     while stack:
         t = stack.pop()
         if isinstance(t, TensorType) and is_low_precision(t.dtype):
-            return True
+            return t.dtype
         stack.extend(getattr(t, "fields", ()))
-    return False
+    return ""
 
 
 def _dims_in_arguments(kernel) -> bool:
@@ -317,6 +336,6 @@ def _dims_in_arguments(kernel) -> bool:
     return all(n in named for n in kernel.dim_names)
 
 
-__all__ = ["LOWERINGS", "RECORDS_CONFIG", "LoweringProgress", "TunedSchedules",
+__all__ = ["DATA_DEPENDENT", "LOWERINGS", "RECORDS_CONFIG", "LoweringProgress", "TunedSchedules",
            "compile_c_library", "is_static", "lower", "lower_cpu", "lower_numpy",
-           "uses_reference_only"]
+           "reference_reason", "uses_reference_only"]

@@ -73,6 +73,7 @@ class CKernelLibrary(KernelLibrary):
             kernel = self.kernels[entry["name"]]
             if isinstance(kernel, NumpyKernel):
                 entry["source"] = kernel.source()
+                entry["reason"] = kernel.reason
         return table
 
     def get_source(self) -> str:

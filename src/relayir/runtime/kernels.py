@@ -163,6 +163,22 @@ class KernelLibrary:
         """Extra archive members (a C library adds ``lib.so``)."""
         return {}
 
+    def references(self) -> dict[str, str]:
+        """The kernels of a compiled library that run as numpy references, each with
+        why (none on the numpy target, whose kernels are all references by choice)."""
+        return {k.name: k.reason for k in self.kernels.values() if getattr(k, "reason", "")}
+
+    def describe_references(self) -> str:
+        """One line for users: ``2 of 31 kernels run as numpy references: f (why); ...``
+        or ``all 31 kernels are C``; the numpy target says so."""
+        if self.kind == "numpy":
+            return f"all {len(self)} kernels run as numpy references (target numpy)"
+        refs = self.references()
+        if not refs:
+            return f"all {len(self)} kernels are C"
+        reasons = "; ".join(f"{name} ({why})" for name, why in sorted(refs.items()))
+        return f"{len(refs)} of {len(self)} kernels run as numpy references: {reasons}"
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {len(self)} kernels, target {self.target}>"
 

@@ -123,11 +123,14 @@ class NumpyKernel(Kernel):
     function's type: a reference returning another shape is an error, not a broadcast.
     """
 
-    def __init__(self, name: str, func: Function):
+    def __init__(self, name: str, func: Function, reason: str = ""):
+        """``reason``: why a compiled (``cpu``) library runs this kernel as a reference
+        ("" on the numpy target, where every kernel is one)."""
         if not func.has_type:
             infer_expr(func)
         self.name = name
         self.func = func
+        self.reason = reason
         self.input_types = tuple(t for p in func.params for t in flatten_type(p.checked_type))
         self.output_types = tuple(flatten_type(func.checked_type.ret_type))
         self._evaluate, self._single = _compile(func)
@@ -242,7 +245,7 @@ def load_numpy_library(table: list[dict], files: dict[str, bytes],
                 f"kernel {name}: its saved Relay text does not parse: {exc}") from None
         if not isinstance(fn, Function):
             raise KernelError(f"kernel {name}: the saved text is not a function")
-        k = NumpyKernel(name, fn)
+        k = NumpyKernel(name, fn, entry.get("reason", ""))
         for what, types in (("inputs", k.input_types), ("outputs", k.output_types)):
             saved = [[json_shape(t), t.dtype] for t in types]
             if saved != entry[what]:

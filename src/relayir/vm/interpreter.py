@@ -39,6 +39,7 @@ Speed (see ``benchmarks/vm.py``; the instruction variants are chosen in ``decode
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -125,6 +126,10 @@ class VirtualMachine:
         # model allocates nothing new at a shape it has run before
         self._pool: dict[tuple, list] = {}
         self._profile = None  # {id(decoded instruction): [seconds, count]}: profiler.py
+        # calls of a C kernel that ran the function's numpy reference instead (a dynamic
+        # dim of 1 the kernel would read as the equal dim), by kernel name: reported,
+        # never silent (``KernelLibrary.references`` lists the static ones)
+        self.reference_runs: Counter = Counter()
 
     # -- entry points
     def _function(self, name: str):
@@ -395,6 +400,7 @@ class VirtualMachine:
                 arrays = [regs[r] for r in b]
                 if a.shape_func is not None and a.shape_func.reference_next:
                     a.run_reference(arrays)  # a dim of 1 the kernel reads as equal dims
+                    self.reference_runs[a.name] += 1
                     pc += 1
                     continue
                 ptrs = a.ptrs

@@ -136,7 +136,7 @@ def save(exe, path: str | os.PathLike) -> None:
         elif lib is not None and k.name in lib and lib[k.name] is k:
             kernels.append({"library": k.name})
         elif hasattr(k, "source") and callable(k.source):
-            kernels.append({"numpy": k.source()})
+            kernels.append({"numpy": k.source(), "reason": getattr(k, "reason", "")})
         else:
             raise ModuleFormatError(f"kernel {k.name} ({type(k).__name__}) cannot be saved")
     meta = {
@@ -218,7 +218,7 @@ def _kernel(lib, name: str, entry):
         if lib is None:
             raise ModuleFormatError(f"kernel {name} refers to a missing kernel library")
         return lib[entry["library"]]
-    return NumpyKernel(name, _function_of(name, entry["numpy"]))
+    return NumpyKernel(name, _function_of(name, entry["numpy"]), entry.get("reason", ""))
 
 
 def _shape_func(entry: dict):
