@@ -157,3 +157,22 @@ def test_a_device_target_is_a_description_never_built_for():
         relay.build(mod, target="cuda")
     with pytest.raises(BuildError, match="not for metal"):
         relay.create_executor("graph", mod=mod, target=tvm.target.Target("metal"))
+
+
+def test_more_names_that_import_and_refuse():
+    from relayir.tvm.autotvm import apply_history_best
+    from relayir.tvm.ir.instrument import pass_instrument
+    from relayir.tvm.relay.testing import _np_randn_from_type, run_as_python
+
+    for fn, api in ((apply_history_best, "tvm.autotvm.apply_history_best"),
+                    (pass_instrument, "tvm.ir.instrument.pass_instrument"),
+                    (relay.annotation.stop_fusion, "tvm.relay.annotation.stop_fusion"),
+                    (run_as_python, "tvm.relay.testing.run_as_python")):
+        with pytest.raises(NotInRelayirError, match=api):
+            fn("x")
+    assert _np_randn_from_type(relay.TensorType((2, 3), "float32")).shape == (2, 3)
+    assert relay.TypeVar("t", relay.TypeKind.ShapeVar).kind == relay.TypeKind.ShapeVar
+    x = relay.var("x", shape=(2,))
+    assert tvm.ir.structural_hash(x + x, True) == tvm.ir.structural_hash(x + x)
+    with pytest.raises(AttributeError, match="tvm.relay.transform.PartialEvaluate is not"):
+        relay.transform.PartialEvaluate  # noqa: B018

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ...ir.expr import Expr as RelayExpr
 from ...ir.expr import GlobalVar, Op, Span
 from ...ir.module import IRModule
-from ...ir.structural import assert_structural_equal, structural_equal, structural_hash
+from ...ir.structural import assert_structural_equal, structural_equal
+from ...ir.structural import structural_hash as _structural_hash
 from ...ir.types import (
     FuncType,
     GlobalTypeVar,
@@ -28,6 +29,13 @@ register_op_attr = not_in_relayir(
     "tvm.ir.register_op_attr", "relayir's operators keep their rules in per-layer tables "
     "keyed by op name (relayir.op, relayir.te, relayir.transform.autodiff), not in TVM's "
     "op attribute registry")
+
+
+def structural_hash(node, map_free_vars: bool = False) -> int:
+    """TVM's ``structural_hash(node, map_free_vars)``: relayir's hash already treats free
+    variables by their types (the ``map_free_vars=True`` view), which is consistent with
+    either setting of ``structural_equal``."""
+    return _structural_hash(node)
 
 
 def make_node(type_key: str, **fields):

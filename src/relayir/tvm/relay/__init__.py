@@ -15,7 +15,7 @@ import importlib
 
 from ...ir import *  # noqa: F403
 from ...ir.parser import parse_expr
-from ...ir.types import SymbolicDim
+from ...ir.types import Kind, SymbolicDim
 from ...typing.infer import infer_expr
 from ..error import missing_attribute, not_in_relayir
 from . import (
@@ -46,6 +46,8 @@ image = op.image
 vision = op.vision
 dyn = op.dyn
 ShapeVar = SymbolicDim
+TypeKind = Kind
+annotation = importlib.import_module(f"{__name__}.annotation")
 SpanCheck = not_in_relayir("tvm.relay.SpanCheck", "relayir's nodes carry spans from the "
                            "parser; there is no span-checking pass")
 _LAZY = ("testing", "frontend")

@@ -17,6 +17,7 @@ from ...ir.functor import post_order
 from ...ir.structural import structural_hash
 from ...ir.types import Kind, TypeVar
 from ...transform import FuseOps, InferType
+from ..error import missing_attribute
 
 
 def all_type_vars(expr_or_type, mod=None) -> list:
@@ -61,3 +62,7 @@ def extract_fused_functions(mod) -> dict:
 __all__ = ["all_type_vars", "all_vars", "bound_type_vars", "bound_vars", "check_kind",
            "check_well_formed", "count_ops", "extract_fused_functions", "free_type_vars",
            "free_vars", "well_formed"]
+
+
+def __getattr__(name: str):
+    raise missing_attribute(__name__, name)

@@ -37,6 +37,7 @@ from ...transform.pass_infra import (
     module_pass,
 )
 from ...typing.infer import infer_expr
+from ..error import missing_attribute
 from ..transform import PassContext, PrintIR
 from ._annotate import fill_missing_annotations
 
@@ -143,3 +144,7 @@ __all__ = ["AnnotateSpans", "BackwardFoldScaleAxis", "CanonicalizeOps", "Convert
            "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",
            "ToANormalFormExpr", "ToGraphNormalForm", "function_pass", "gradient", "module_pass",
            "relay_pass"]
+
+
+def __getattr__(name: str):
+    raise missing_attribute(__name__, name)
