@@ -33,7 +33,7 @@ LAYERS = [
     ("backend",),
     ("vm",),
     ("executor", "graph_executor", "prelude"),
-    ("autotune",),
+    ("autotune", "quantize"),
     ("frontend", "viz"),
     ("serve",),
     ("testing",),

@@ -7,7 +7,7 @@ The names follow TVM Relay's Python API (``relay.var``, ``relay.Function``,
 
 import sys
 
-from . import autotune, frontend, runtime, transform, viz, vm
+from . import autotune, frontend, quantize, runtime, transform, viz, vm
 from . import op as _op  # registers every operator
 from .backend import build
 from .errors import (
