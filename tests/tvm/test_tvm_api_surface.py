@@ -174,5 +174,19 @@ def test_more_names_that_import_and_refuse():
     assert relay.TypeVar("t", relay.TypeKind.ShapeVar).kind == relay.TypeKind.ShapeVar
     x = relay.var("x", shape=(2,))
     assert tvm.ir.structural_hash(x + x, True) == tvm.ir.structural_hash(x + x)
-    with pytest.raises(AttributeError, match="tvm.relay.transform.PartialEvaluate is not"):
-        relay.transform.PartialEvaluate  # noqa: B018
+    with pytest.raises(AttributeError, match="tvm.relay.transform.NotAPass is not part"):
+        relay.transform.NotAPass  # noqa: B018
+
+
+def test_relay_passes_and_analyses_relayir_lacks_import_and_refuse():
+    from relayir.tvm.relay.analysis import detect_feature
+    from relayir.tvm.relay.expr_functor import ExprMutator
+    from relayir.tvm.relay.transform import PartialEvaluate
+
+    for fn, api in ((detect_feature, "tvm.relay.analysis.detect_feature"),
+                    (PartialEvaluate, "tvm.relay.transform.PartialEvaluate"),
+                    (ExprMutator, "tvm.relay.expr_functor.ExprMutator"),
+                    (relay.TypeFunctor, "tvm.relay.TypeFunctor")):
+        with pytest.raises(NotInRelayirError, match=api):
+            fn()
+    assert relay.transform.FoldConstant is not None  # relayir's own passes stay
