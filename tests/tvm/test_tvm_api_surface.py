@@ -190,3 +190,23 @@ def test_relay_passes_and_analyses_relayir_lacks_import_and_refuse():
         with pytest.raises(NotInRelayirError, match=api):
             fn()
     assert relay.transform.FoldConstant is not None  # relayir's own passes stay
+
+
+def test_absent_tvm_modules_import_and_refuse_by_name():
+    import sys
+
+    import relayir.tvm
+
+    relayir.tvm.install_alias()
+    try:
+        from tvm.relay.op.contrib.register import get_pattern_table
+        from tvm.target.codegen import llvm_version_major
+        from tvm.target.target import Target
+    finally:
+        relayir.tvm.uninstall_alias()
+    with pytest.raises(NotInRelayirError, match="tvm.target.codegen.llvm_version_major"):
+        llvm_version_major()
+    with pytest.raises(NotInRelayirError, match="tvm.relay.op.contrib.register"):
+        get_pattern_table("dnnl")
+    assert Target is tvm.target.Target
+    assert sys.modules["relayir.tvm.topi.nn"].__doc__.startswith("tvm.topi.nn: not part")

@@ -17,7 +17,7 @@ import importlib
 
 from ..ir.module import IRModule
 from ..version import __version__
-from . import _ffi, error, ir, nd, runtime, target, transform
+from . import _absent, _ffi, error, ir, nd, runtime, target, transform
 from ._ffi import get_global_func, register_func, register_object
 from .alias import AliasError, install_alias, uninstall_alias
 from .error import TVMError, missing_attribute
@@ -34,6 +34,7 @@ from .runtime.ndarray import (
     vulkan,
 )
 
+_absent.install(__name__)
 _LAZY = ("relay", "contrib", "testing", "topi", "te", "tir", "autotvm", "parser", "rpc")
 
 

@@ -2,4 +2,10 @@
 
 from ..error import TVMError
 
-__all__ = ["TVMError"]
+
+def py_str(value) -> str:
+    """TVM's bytes-to-str helper."""
+    return value.decode("utf-8") if isinstance(value, (bytes, bytearray)) else str(value)
+
+
+__all__ = ["TVMError", "py_str"]
