@@ -210,3 +210,14 @@ def test_absent_tvm_modules_import_and_refuse_by_name():
         get_pattern_table("dnnl")
     assert Target is tvm.target.Target
     assert sys.modules["relayir.tvm.topi.nn"].__doc__.startswith("tvm.topi.nn: not part")
+
+
+def test_testing_utils_generate_ref_data(needs_cc):
+    from relayir.tvm.testing.utils import IS_IN_CI, generate_ref_data
+
+    x = relay.var("input", shape=(3,), dtype="float32")
+    mod = tvm.IRModule.from_expr(relay.Function([x], relay.atan(x)))
+    data = np.array([0.0, 1.0, -2.0], "float32")
+    out = generate_ref_data(mod, {"input": data})
+    np.testing.assert_allclose(out["output"], np.arctan(data), rtol=1e-6)
+    assert IS_IN_CI in (True, False)
