@@ -270,6 +270,10 @@ def _nn_cases():
                                              rand((1, 12, 16, 4), "int8", 2)],
                {"channels": 6, "kernel_size": (3, 2), "strides": (2, 1),
                 "padding": (1, 0, 2, 1), "dilation": (1, 2), "pad_value": 3})
+    yield Case("qnn.contrib_depthwise_conv2d", [rand((2, 20, 9, 7), "uint8", 1),
+                                                rand((20, 1, 3, 3), "int8", 2)],
+               {"channels": 20, "kernel_size": (3, 3), "strides": (2, 1),
+                "padding": (1, 0, 2, 1), "dilation": (1, 2), "pad_value": 3})
     yield Case("nn.matmul", [rand((5, 13), "float32", 1), rand((13, 19), "float32", 2)],
                **prod)
     yield Case("nn.dense", [rand((37, 70), "float32", 1), rand((45, 70), "float32", 2)], **prod,

@@ -1,7 +1,7 @@
 """``qnn.contrib_dense_packed`` / ``qnn.contrib_conv2d_packed`` (uint8 x int8 packed for
-``vpdpbusd`` → int32): the packing, the references, and the C routines on every
-instruction-set path they have (AVX512-
-VNNI, AVX-VNNI, AVX2, scalar), each exact."""
+``vpdpbusd`` → int32) and ``qnn.contrib_depthwise_conv2d``: the packing, the references,
+and the C routines on every instruction-set path they have (AVX512-VNNI, AVX-VNNI, AVX2,
+scalar), each exact."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from relayir.op.nn.conv import conv_nc
 from relayir.op.qnn.packed import (
     contrib_conv2d_packed,
     contrib_dense_packed,
+    contrib_depthwise_conv2d,
     conv_kernel_columns,
     pack_weight,
     unpack_weight,
@@ -50,6 +51,25 @@ def _conv_case(shape, o, k, s, p, d, seed=0):
     xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (p[0], p[2]), (p[1], p[3])),
                 constant_values=9)
     return mod, x, conv_nc(xp, w.astype(np.int64), s, (0, 0, 0, 0), d, 1)
+
+
+DEPTHWISE = [  # (data shape, kernel, strides, padding, dilation)
+    ((2, 20, 9, 7), (3, 3), (2, 1), (1, 0, 2, 1), (1, 2)),
+    ((1, 16, 6, 6), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),
+    ((1, 3, 5, 8), (5, 2), (1, 2), (2, 0, 2, 1), (1, 1)),
+]
+
+
+def _depthwise_case(shape, k, s, p, d, seed=0):
+    r = np.random.default_rng(seed)
+    x = r.integers(0, 256, shape).astype("uint8")
+    w = r.integers(-128, 128, (shape[1], 1, *k)).astype("int8")
+    v = relay.var("x", shape=shape, dtype="uint8")
+    mod = relay.IRModule.from_expr(relay.Function([v], contrib_depthwise_conv2d(
+        v, relay.const(w), shape[1], k, strides=s, padding=p, dilation=d, pad_value=200)))
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (p[0], p[2]), (p[1], p[3])),
+                constant_values=200)
+    return mod, x, conv_nc(xp, w.astype(np.int64), s, (0, 0, 0, 0), d, shape[1])
 
 
 def test_packing_round_trips_and_pads_with_zeros():
@@ -98,5 +118,11 @@ def test_the_c_routine_is_exact_on_every_isa_path(path, monkeypatch):
         assert np.array_equal(got, want), (path, m, n, k)
     for conv in CONVS:
         mod, x, want = _conv_case(*conv, seed=1)
+        got = relay.create_executor("graph", mod=mod, target="cpu").evaluate()(x)
+        assert np.array_equal(got, want), (path, conv)
+    for conv in DEPTHWISE:
+        mod, x, want = _depthwise_case(*conv, seed=2)
+        assert np.array_equal(relay.create_executor("debug", mod=mod, target="numpy")
+                              .evaluate()(x), want)
         got = relay.create_executor("graph", mod=mod, target="cpu").evaluate()(x)
         assert np.array_equal(got, want), (path, conv)

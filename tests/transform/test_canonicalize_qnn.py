@@ -91,6 +91,14 @@ def _conv_packed_program():
     return [x], relay.Tuple([acc, qnn.requantize(acc, 0.0002, 0, 0.05, 4, out_dtype="int8")])
 
 
+def _depthwise_program():
+    """A convolution with a group per channel: the depthwise routine."""
+    x = relay.var("x", shape=(1, 24, 10, 9), dtype="uint8")
+    w = relay.const(_ints("int8", (24, 1, 3, 3)))
+    acc = qnn.conv2d(x, w, 99, 0, 0.02, 0.01, padding=(1, 1), strides=(2, 1), groups=24)
+    return [x], relay.Tuple([acc, qnn.requantize(acc, 0.0002, 0, 0.05, 4, out_dtype="uint8")])
+
+
 def _dense_uint8_weight_program():
     """uint8 weights with a zero point: shifted to int8, the row sums correct them."""
     x = relay.var("x", shape=(2, 3, 21), dtype="uint8")
@@ -136,7 +144,7 @@ def _binary_program():
 
 
 PROGRAMS = {"conv2d": _conv_program, "dense": _dense_program,
-            "conv2d_packed": _conv_packed_program,
+            "conv2d_packed": _conv_packed_program, "depthwise": _depthwise_program,
             "dense_uint8_weight": _dense_uint8_weight_program,
             "dense_runtime_zero_point": _dense_runtime_zero_point_program,
             "batch_matmul": _batch_matmul_program, "quantize": _quantize_program,
@@ -184,6 +192,8 @@ def test_a_per_channel_weight_zero_point_keeps_the_generic_int32_conv():
 def test_constant_weights_become_packed_8bit_products():
     text = _optimized(_conv_packed_program)
     assert "qnn.contrib_conv2d_packed" in text and "nn.conv2d" not in text
+    text = _optimized(_depthwise_program)
+    assert "qnn.contrib_depthwise_conv2d" in text and "nn.conv2d" not in text
     for program in (_dense_uint8_weight_program, _dense_runtime_zero_point_program):
         text = _optimized(program)
         assert "qnn.contrib_dense_packed" in text and "nn.dense" not in text

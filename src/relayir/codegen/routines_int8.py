@@ -1,7 +1,7 @@
 """The C routines of the 8-bit products ``qnn.contrib_dense_packed`` (``C[M][N] (int32) =
 A[M][K] (uint8) x B[N][K] (int8)``) and ``qnn.contrib_conv2d_packed`` (the same product
 over the taps of each output pixel, read from a padded NHWC copy of the input, written
-NCHW), exact.
+NCHW), exact; and ``qnn.contrib_depthwise_conv2d`` (one channel per group).
 
 ``B`` comes packed at build time (``op/qnn/packed.py``): blocks of 16 columns, and in a
 block groups of 4 consecutive ``k`` per column, ``[N/16][K/4][16][4]`` (zero padded),
@@ -230,8 +230,91 @@ int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
 }
 """
 
+DEPTHWISE = r"""
+/* out (N, C, OH, OW) int32 = the depthwise convolution of x (N, C, H, W) uint8, padded
+   with pad_value, by w (C, 1, KH, KW) int8. Channels go 16 at a time: their planes are
+   interleaved into one padded buffer (a pixel's 16 channels adjacent), so that each tap
+   of an output pixel is one 16-lane u8 x s8 multiply-add in int32, vectorised across the
+   channels (the float kernels' NCHW16c idea), whatever the width of the image. */
+/* One output pixel of 16 channels: the KH x KW taps, each a 16-lane multiply-add. */
+static inline __attribute__((always_inline)) void rl_qdw_pixel(
+    const uint8_t* restrict plane, const int32_t* restrict wv, int32_t* restrict rows,
+    int64_t oh, int64_t ow, int64_t OW, int64_t Wp, int64_t sh, int64_t sw, int64_t dh,
+    int64_t dw, int64_t KH, int64_t KW) {
+  int32_t acc[16];
+  for (int l = 0; l < 16; ++l) acc[l] = 0;
+  #pragma GCC unroll 3
+  for (int64_t i = 0; i < KH; ++i)
+    #pragma GCC unroll 3
+    for (int64_t j = 0; j < KW; ++j) {
+      const uint8_t* p = plane + ((oh * sh + i * dh) * Wp + ow * sw + j * dw) * 16;
+      const int32_t* wt = wv + (i * KW + j) * 16;
+      #pragma omp simd
+      for (int l = 0; l < 16; ++l) acc[l] += (int32_t)p[l] * wt[l];
+    }
+  for (int l = 0; l < 16; ++l) rows[l * OW + ow] = acc[l];
+}
+
+int32_t rl_qdepthwise_u8s8(const uint8_t* restrict x, const int8_t* restrict w,
+                           int32_t* restrict out, int64_t N, int64_t C, int64_t H, int64_t W,
+                           int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                           int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw,
+                           int64_t pad_value, int64_t min_work) {
+  enum { L = 16 };
+  const int64_t Hp = (OH - 1) * sh + (KH - 1) * dh + 1, Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
+  const int64_t blocks = (C + L - 1) / L;
+  const int team = rl_team(N * C * OH * OW * KH * KW, min_work, N * blocks);
+  int failed = 0;
+  #pragma omp parallel num_threads(team) if(team > 1)
+  {
+    rl_team_arrive();
+    uint8_t* plane = (uint8_t*)malloc((size_t)(Hp * Wp * L + 64));
+    int32_t* rows = (int32_t*)malloc((size_t)(L * OW) * sizeof(int32_t));
+    int32_t* wv = (int32_t*)malloc((size_t)(KH * KW * L) * sizeof(int32_t));
+    if (!plane || !rows || !wv) {
+      #pragma omp atomic write
+      failed = 1;
+    }
+    #pragma omp for schedule(static)
+    for (int64_t nb = 0; nb < N * blocks; ++nb) {
+      if (!plane || !rows || !wv) continue;
+      const int64_t b = nb / blocks, c0 = (nb % blocks) * L;
+      const int64_t nc = C - c0 < L ? C - c0 : L;
+      memset(plane, (int)pad_value, (size_t)(Hp * Wp * L));
+      for (int64_t l = 0; l < nc; ++l) {
+        const uint8_t* src = x + ((b * C) + c0 + l) * H * W;
+        for (int64_t h = 0; h < H; ++h) {
+          const int64_t r = h + pt;
+          if (r < 0 || r >= Hp) continue;
+          for (int64_t q = 0; q < W; ++q)
+            if (q + pl >= 0 && q + pl < Wp) plane[(r * Wp + q + pl) * L + l] = src[h * W + q];
+        }
+      }
+      for (int64_t t = 0; t < KH * KW; ++t)
+        for (int64_t l = 0; l < L; ++l) wv[t * L + l] = l < nc ? w[(c0 + l) * KH * KW + t] : 0;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        if (KH == 3 && KW == 3)  /* the usual window: constant trip counts, unrolled */
+          for (int64_t ow = 0; ow < OW; ++ow) rl_qdw_pixel(plane, wv, rows, oh, ow, OW, Wp,
+                                                          sh, sw, dh, dw, 3, 3);
+        else
+          for (int64_t ow = 0; ow < OW; ++ow) rl_qdw_pixel(plane, wv, rows, oh, ow, OW, Wp,
+                                                          sh, sw, dh, dw, KH, KW);
+        for (int64_t l = 0; l < nc; ++l)
+          memcpy(out + ((b * C) + c0 + l) * OH * OW + oh * OW, rows + l * OW,
+                 (size_t)OW * sizeof(int32_t));
+      }
+    }
+    free(plane);
+    free(rows);
+    free(wv);
+  }
+  return failed ? -1 : 0;
+}
+"""
+
 
 def routines() -> dict[str, tuple[str, tuple[str, ...]]]:
     """``{name: (C source, required routine names)}`` for the codegen routine table."""
     # one text defines both routines: the convolution's entry only requires it
-    return {"rl_qgemm_u8s8": (QGEMM, ()), "rl_qconv2d_u8s8": ("", ("rl_qgemm_u8s8",))}
+    return {"rl_qgemm_u8s8": (QGEMM, ()), "rl_qconv2d_u8s8": ("", ("rl_qgemm_u8s8",)),
+            "rl_qdepthwise_u8s8": (DEPTHWISE, ())}

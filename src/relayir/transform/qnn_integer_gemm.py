@@ -10,7 +10,8 @@ per-column correction:
 int8 data becomes uint8 by adding 128 (its zero point too); uint8 weights become int8 by
 subtracting 128 (their zero point too). A convolution (NCHW, one group) is
 ``qnn.contrib_conv2d_packed``, the same product over each output pixel's taps, the input
-padded with its zero point so that padded taps contribute nothing. Anything else keeps
+padded with its zero point so that padded taps contribute nothing; a depthwise one (a
+group per channel) is ``qnn.contrib_depthwise_conv2d``, padded alike. Anything else keeps
 the generic int32 lowering.
 """
 
@@ -88,7 +89,11 @@ def lower_dense(node) -> Expr | None:
 def lower_conv2d(node) -> Expr | None:
     data, kernel, izp, kzp, _, _ = node.args
     a = node.attrs
-    if (a.data_layout, a.kernel_layout, a.out_layout, a.groups) != ("NCHW", "OIHW", "", 1):
+    if (a.data_layout, a.kernel_layout, a.out_layout) != ("NCHW", "OIHW", ""):
+        return None
+    channels = data.checked_type.shape[1]
+    depthwise = a.groups > 1 and a.groups == channels and kernel.checked_type.shape[0] == channels
+    if a.groups != 1 and not depthwise:
         return None
     w, zx, zw = constant(kernel), _scalar_zp(izp), constant(kzp)
     if w is None or zx is None or zw is None or not all(
@@ -99,8 +104,12 @@ def lower_conv2d(node) -> Expr | None:
         return None  # a weight zero point would need window sums of the input
     xu, zx = _as_u8(data, zx)
     o, _, kh, kw = w.shape
-    acc = call("qnn.contrib_conv2d_packed", [xu, const(pack_weight(conv_kernel_columns(w)))],
-               channels=o, kernel_size=(kh, kw), strides=a.strides, padding=a.padding,
-               dilation=a.dilation, pad_value=zx)
+    geometry = dict(channels=o, kernel_size=(kh, kw), strides=a.strides, padding=a.padding,
+                    dilation=a.dilation, pad_value=zx)
+    if depthwise:
+        acc = call("qnn.contrib_depthwise_conv2d", [xu, const(w)], **geometry)
+    else:
+        acc = call("qnn.contrib_conv2d_packed",
+                   [xu, const(pack_weight(conv_kernel_columns(w)))], **geometry)
     corr = (-zx * w.astype(np.int64).reshape(o, -1).sum(axis=1)).astype(np.int32)
     return call("add", [acc, const(corr.reshape(1, o, 1, 1))]) if corr.any() else acc

@@ -164,3 +164,43 @@ def contrib_conv2d_packed(data, weight, channels, kernel_size, strides=(1, 1),
     return call("qnn.contrib_conv2d_packed", [data, weight], channels=channels,
                 kernel_size=kernel_size, strides=strides, padding=padding, dilation=dilation,
                 pad_value=pad_value)
+
+
+def _depthwise_rel(types, attrs):
+    data, weight = tensors(types, ("data", "weight"))
+    if data.dtype != "uint8" or weight.dtype != "int8":
+        fail(f"data must be uint8 and weight int8, found {data} and {weight}")
+    if data.ndim != 4 or not all(isinstance(d, int) for d in data.shape):
+        fail(f"data must be a static NCHW tensor, found {data}")
+    n, c, h, w = data.shape
+    want = (c, 1, *attrs.kernel_size)
+    if tuple(weight.shape) != want or attrs.channels != c:
+        fail(f"a depthwise kernel for {c} channels must be {want} with channels={c}, "
+             f"found {weight} and channels={attrs.channels}")
+    oh, ow = _out_hw(h, w, attrs)
+    if oh < 1 or ow < 1:
+        fail(f"the window is larger than the padded input: data is {data}")
+    return TensorType((n, c, oh, ow), "int32")
+
+
+def _depthwise_ref(data, weight, attrs):
+    pt, pl, pb, pr = attrs.padding
+    x = np.pad(data.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)),
+               constant_values=attrs.pad_value)
+    return conv_nc(x, weight.astype(np.int64), attrs.strides, (0, 0, 0, 0), attrs.dilation,
+                   data.shape[1]).astype(np.int32)
+
+
+register_op("qnn.contrib_depthwise_conv2d", rel=_depthwise_rel, ref=_depthwise_ref,
+            pattern=OpPattern.OUT_ELEMWISE_FUSABLE, num_inputs=2, arg_names=("data", "weight"),
+            attrs=Conv2DPackedAttrs,
+            description="NCHW uint8 data (padded with pad_value), one int8 filter per channel "
+                        "→ int32")
+
+
+def contrib_depthwise_conv2d(data, weight, channels, kernel_size, strides=(1, 1),
+                             padding=(0, 0, 0, 0), dilation=(1, 1), pad_value=0):
+    """The depthwise convolution of uint8 ``data`` by the int8 ``(C, 1, KH, KW)`` kernel."""
+    return call("qnn.contrib_depthwise_conv2d", [data, weight], channels=channels,
+                kernel_size=kernel_size, strides=strides, padding=padding, dilation=dilation,
+                pad_value=pad_value)

@@ -23,12 +23,20 @@ def dense_packed(attrs, inputs, out):
                   (rows, attrs.units, data.shape[-1]), name="qgemm", tag="dense")[0]
 
 
-@COMPUTE.register("qnn.contrib_conv2d_packed")
-def conv2d_packed(attrs, inputs, out):
-    data, weight = inputs
-    n, c, h, w = data.shape
-    oh, ow = out.shape[2:]
-    scalars = (n, c, h, w, attrs.channels, oh, ow, *attrs.kernel_size, *attrs.strides,
-               *attrs.padding[:2], *attrs.dilation, attrs.pad_value)
-    return extern([(out.shape, out.dtype)], [data, weight], "rl_qconv2d_u8s8", scalars,
-                  name="qconv", tag="conv")[0]
+def _conv(routine: str, name: str, with_channels: bool):
+    def rule(attrs, inputs, out):
+        data, weight = inputs
+        n, c, h, w = data.shape
+        oh, ow = out.shape[2:]
+        geometry = (*attrs.kernel_size, *attrs.strides, *attrs.padding[:2], *attrs.dilation,
+                    attrs.pad_value)
+        shape = (n, c, h, w, *((attrs.channels,) if with_channels else ()), oh, ow)
+        return extern([(out.shape, out.dtype)], [data, weight], routine, (*shape, *geometry),
+                      name=name, tag="conv")[0]
+
+    return rule
+
+
+COMPUTE.register("qnn.contrib_conv2d_packed")(_conv("rl_qconv2d_u8s8", "qconv", True))
+COMPUTE.register("qnn.contrib_depthwise_conv2d")(
+    _conv("rl_qdepthwise_u8s8", "qdepthwise", False))
