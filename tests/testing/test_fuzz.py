@@ -7,7 +7,6 @@ The full run is by hand: ``python -m relayir.testing.fuzz --programs 10000``.
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +16,9 @@ import relayir as relay
 from relayir.op import list_ops
 from relayir.testing.fuzz import fuzz_one
 from relayir.testing.fuzz_build import Builder, TypeDisagrees
-from relayir.testing.fuzz_compare import differences, ill_conditioned, rounding_at_scale
+from relayir.testing.fuzz_compare import differences
 from relayir.testing.fuzz_corpus import cases, read_case, write_case
-from relayir.testing.fuzz_exec import check, evaluate
+from relayir.testing.fuzz_exec import check, evaluate, parse_pair
 from relayir.testing.fuzz_gen import Options, generate
 from relayir.testing.fuzz_known import known
 from relayir.testing.fuzz_ops import NOT_SAMPLED, SAMPLERS
@@ -40,8 +39,7 @@ def test_corpus_case_agrees_with_the_interpreter(path):
     """A fixed case must agree; an open one (its fix routed, see ``fuzz_known``) must
     still disagree, so that its fix landing shows up here."""
     mod, inputs, info = read_case(path)
-    executor, target = info["pair"].split("/")
-    found = check(mod, inputs, [(executor, target)])
+    found = check(mod, inputs, [parse_pair(info["pair"])])
     if info.get("status") == "open":
         assert found, f"{path.stem} passes now: mark it fixed and drop its fuzz_known entry"
         pytest.xfail(f"open ({info.get('known', '')}): {found[0].detail[:200]}")
@@ -57,14 +55,17 @@ def test_the_corpus_folder_has_cases():
 
 @needs_cc
 def test_a_bounded_slice_of_the_fuzzer_finds_nothing():
-    start = time.time()
+    """Opt levels 0 and 3 (what users run), level 3 under random tuner choices: 8
+    programs, ~40 C builds (30-60 s on 2 cores with a cold kernel cache)."""
     records = [fuzz_one(seed, ["interp", "graph", "vm", "aot"], ["numpy", "cpu"],
-                        Options(size=4), shrink_budget=0) for seed in range(30)]
+                        Options(size=4), shrink_budget=0, opt_levels=(0, 3),
+                        schedules="random") for seed in range(8)]
     findings = [(r["seed"], f) for r in records for f in r["findings"] if "known" not in f]
     assert findings == []
-    assert time.time() - start < 60
     pairs = {p for r in records for p in r["pairs"]}
-    assert {"graph/cpu", "vm/cpu", "vm/numpy", "graph/numpy"} <= pairs
+    assert {"graph/cpu/O0", "graph/cpu/O3", "vm/cpu/O3", "aot/cpu/O3", "vm/numpy/O3",
+            "graph/numpy/O3"} <= pairs
+    assert any(r["spatial"] for r in records)
 
 
 # ---------------------------------------------------------------- the parts
@@ -126,31 +127,6 @@ def test_differences_are_bit_exact_on_nan_inf_and_integers():
     assert differences(np.array([3], "int32"), np.array([4], "int32"))
     assert differences(np.array([3], "int32"), np.array([3], "int64"))
     assert differences((nan,), (nan, nan))
-
-
-def test_ill_conditioned_differences_are_told_from_real_ones():
-    x = np.array([1.0000001, 3.0], "float32")
-
-    def near_pole(xs, ulps=0):  # 1 / (x - 1) next to x = 1: a few ulps of x change it a lot
-        return np.float32(1) / (xs[0] - np.float32(1))
-
-    want = near_pole([x])
-    got = want.copy()
-    got[0] *= 2
-    assert ill_conditioned(near_pole, [x], want, got)
-    got = want.copy()
-    got[1] *= 2  # where the function is smooth: a real difference
-    assert not ill_conditioned(near_pole, [x], want, got)
-
-
-def test_a_sum_cancelling_a_huge_term_may_round_at_that_terms_scale():
-    # (1.8e15 + 0.04) - 1.8e15 in float32 in two orders (seed 1001104: Winograd's
-    # weight transform of a weight holding 1.8e15, then an average over 6x6)
-    want, got = np.array([0.0447, 2.0], "float32"), np.array([0.0451, 2.0], "float32")
-    assert rounding_at_scale(want, got, 1.8e15)
-    assert not rounding_at_scale(want, got, 3.0)  # no huge term: a real difference
-    assert not rounding_at_scale(want, np.array([np.nan, 2.0], "float32"), 1.8e15)
-    assert not rounding_at_scale(np.array([1], "int32"), np.array([2], "int32"), 1e30)
 
 
 def test_shrinking_keeps_only_what_the_failure_needs():

@@ -1,16 +1,24 @@
 """Differential fuzzing: random programs through every executor and target, against
 the reference interpreter.
 
-    python -m relayir.testing.fuzz --programs 1000 --seed 0 \\
-        --executors interp,graph,vm,aot --targets numpy,cpu --corpus tests/fuzz_corpus
+    python -m relayir.testing.fuzz --programs 1000 --seed 0 --opt-levels 0,3 \\
+        --schedules random --executors interp,graph,vm,aot --targets numpy,cpu \\
+        --corpus tests/fuzz_corpus
 
 Program ``k`` is ``fuzz_gen.generate(seed + k)``: every registered op with random valid
 attrs (``fuzz_ops``), inputs salted with NaN, +-Inf, -0.0, denormals, huge and tiny
 values, empty dimensions and integer extremes, and in some programs control flow
 (``if``, closures, recursion, ``foldl`` over a ``List``, ``match``) or dynamic
 dimensions, which go to the interpreter-vs-VM pair. The interpreter is the oracle; each
-other pair must agree with it (``fuzz_exec``). A disagreement is shrunk
+other pair must agree with it (``fuzz_exec``), on the cpu target at every opt level of
+``--opt-levels`` (3 is what users run: blocked layouts, Winograd, packed weights; conv
+and pool programs are drawn often, ``Options.spatial``); ``--schedules random`` builds
+level 3 under random tuner choices (``fuzz_schedules``). A disagreement is shrunk
 (``fuzz_shrink``) and written to the corpus (``fuzz_corpus``), which the tests replay.
+
+The summary counts what the comparison excused, element by element, by rule
+(``fuzz_compare.RULES``), and the cpu runs that used numpy reference kernels (not
+passes of the C back end: listed apart, with why).
 
 Programs run in a worker process that the command restarts if native code kills it
 (the crash is recorded against the program that was running).
@@ -20,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
 import time
@@ -27,11 +36,20 @@ from collections import Counter
 from pathlib import Path
 
 from .fuzz_corpus import write_case
-from .fuzz_exec import TARGETS, available_executors, check, pairs_for
+from .fuzz_exec import (
+    OPT_LEVELS,
+    TARGETS,
+    CheckReport,
+    available_executors,
+    check,
+    pair_name,
+    pairs_for,
+)
 from .fuzz_gen import Options, generate
 from .fuzz_known import known
 from .fuzz_ops import SAMPLERS
 from .fuzz_program import Block, StepError, evaluate, main_inputs, to_module
+from .fuzz_schedules import RandomSchedules, random_pass_config
 from .fuzz_shrink import compact, shrink
 
 
@@ -57,16 +75,28 @@ def _refresh_values(block: Block) -> Block:
 
 
 def fuzz_one(seed: int, executors, targets, options: Options | None = None,
-             corpus: Path | None = None, shrink_budget: int = 120) -> dict:
-    """Generate, run and check program ``seed``; shrink and save what disagrees."""
+             corpus: Path | None = None, shrink_budget: int = 120, opt_levels=(None,),
+             schedules: str = "default") -> dict:
+    """Generate, run and check program ``seed`` (at each of ``opt_levels``; level 3
+    under random tuner choices when ``schedules`` is ``"random"``); shrink and save what
+    disagrees."""
     stats: dict = {}
     block, info = generate(seed, SAMPLERS, options, stats)
     block = compact(block)  # dead code would keep a program off the graph executor
     mod, inputs = to_module(block), main_inputs(block)
-    pairs = pairs_for(block, executors, targets)
-    found = check(mod, inputs, pairs)
-    record = {"seed": seed, "pairs": [f"{e}/{t}" for e, t in pairs], "findings": [],
-              "ops": sorted(op_signatures(block)), **info, "rejected": stats.get("rejected", 0)}
+    pairs = pairs_for(block, executors, targets, tuple(opt_levels))
+    build = {}
+    if schedules == "random":
+        build = {"schedules": RandomSchedules(seed),
+                 "pass_config": random_pass_config(random.Random(seed))}
+    report = CheckReport()
+    found = check(mod, inputs, pairs, report=report, **build)
+    record = {"seed": seed, "pairs": [pair_name(*p) for p in pairs], "findings": [],
+              "ops": sorted(op_signatures(block)), **info, "rejected": stats.get("rejected", 0),
+              "excused": dict(report.excused), "references": report.references,
+              "rewrites": sorted(report.rewrites)}
+    if build:
+        record["pass_config"] = build["pass_config"]
     for detail in sorted(set(stats.get("type_findings", ()))):  # relation vs reference
         entry = {"pair": "relation/reference", "kind": "type", "detail": detail}
         hit = known(entry)
@@ -78,11 +108,13 @@ def fuzz_one(seed: int, executors, targets, options: Options | None = None,
         if hit is not None:  # routed already: not shrunk again
             record["findings"].append(entry | {"known": hit.key})
             continue
-        small = _shrink(block, d, shrink_budget)
+        small = _shrink(block, d, shrink_budget, build)
         entry["ops"] = sorted(op_signatures(small))
         if corpus is not None:
-            name = f"seed{seed}_{d.executor}_{d.target}"
-            again = check(to_module(small), main_inputs(small), [(d.executor, d.target)])
+            level = "" if d.opt_level is None else f"_O{d.opt_level}"
+            name = f"seed{seed}_{d.executor}_{d.target}{level}"
+            again = check(to_module(small), main_inputs(small),
+                          [(d.executor, d.target, d.opt_level)], **build)
             detail = again[0].detail if again else d.detail
             write_case(corpus, name, to_module(small), main_inputs(small),
                        {"seed": seed, "pair": d.pair, "kind": d.kind, "detail": detail,
@@ -92,11 +124,12 @@ def fuzz_one(seed: int, executors, targets, options: Options | None = None,
     return record
 
 
-def _shrink(block: Block, d, budget: int) -> Block:
+def _shrink(block: Block, d, budget: int, build: dict) -> Block:
     def still_fails(cand: Block) -> bool:
         try:
             cand = _refresh_values(compact(cand))
-            found = check(to_module(cand), main_inputs(cand), [(d.executor, d.target)])
+            found = check(to_module(cand), main_inputs(cand),
+                          [(d.executor, d.target, d.opt_level)], **build)
         except StepError:
             return False
         except Exception:  # noqa: BLE001  (a variant that does not even build is no help)
@@ -111,11 +144,12 @@ def _shrink(block: Block, d, budget: int) -> Block:
 
 def _worker(args) -> None:
     """Run programs ``seed .. seed + programs``; one JSON line per program."""
-    options = Options(size=args.size)
+    options = Options(size=args.size, edges=args.edges)
     for seed in range(args.seed, args.seed + args.programs):
         print(f"START {seed}", flush=True)
         record = fuzz_one(seed, args.executors, args.targets, options,
-                          Path(args.corpus) if args.corpus else None)
+                          Path(args.corpus) if args.corpus else None,
+                          opt_levels=args.opt_levels, schedules=args.schedules)
         print("DONE " + json.dumps(record), flush=True)
 
 
@@ -125,7 +159,9 @@ def _drive(args) -> dict:
     while seed < end:
         cmd = [sys.executable, "-m", "relayir.testing.fuzz", "--worker", "--seed", str(seed),
                "--programs", str(end - seed), "--executors", ",".join(args.executors),
-               "--targets", ",".join(args.targets), "--size", str(args.size)]
+               "--targets", ",".join(args.targets), "--size", str(args.size),
+               "--opt-levels", ",".join(str(x) for x in args.opt_levels if x is not None),
+               "--schedules", args.schedules, "--edges", str(args.edges)]
         if args.corpus:
             cmd += ["--corpus", args.corpus]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -161,9 +197,21 @@ def summary(records: list, crashes: list, seconds: float) -> dict:
         ops.update(r["ops"])
         pairs.update(r.get("pairs", []))
         kinds.update("control" if r.get("control") else "dynamic" if r.get("dynamic")
-                     else "dataflow" for _ in [0])
+                     else "spatial" if r.get("spatial") else "dataflow" for _ in [0])
     findings = [f | {"seed": r["seed"]} for r in records for f in r["findings"]]
+    excused, excused_programs, references = Counter(), Counter(), Counter()
+    rewrites = Counter(op for r in records for op in r.get("rewrites", ()))
+    for r in records:
+        excused.update(r.get("excused", {}))
+        excused_programs.update(rule for rule, n in r.get("excused", {}).items() if n)
+        for pair, kernels in r.get("references", {}).items():
+            references.update(f"{pair}: {why.split(':')[0]}" for why in kernels.values())
     return {"programs": len(records), "seconds": round(seconds, 1),
+            "excused_elements_by_rule": dict(excused),
+            "programs_with_excuses_by_rule": dict(excused_programs),
+            "cpu_runs_with_reference_kernels": sum(1 for r in records if r.get("references")),
+            "reference_kernels_by_reason": dict(references.most_common(20)),
+            "programs_with_level3_rewrites": dict(rewrites),
             "distinct_op_attr_combinations": len(ops),
             "distinct_ops": len({o.split("(")[0] for o in ops}),
             "runs_per_pair": dict(pairs), "program_kinds": dict(kinds),
@@ -180,12 +228,27 @@ def main(argv=None) -> int:
     p.add_argument("--executors", default="interp,graph,vm,aot")
     p.add_argument("--targets", default=",".join(TARGETS))
     p.add_argument("--size", type=int, default=6, help="op steps per program")
+    p.add_argument("--opt-levels", default="",
+                   help="cpu builds at these PassContext opt levels, e.g. 0,3 (default: the "
+                        "default context)")
+    p.add_argument("--schedules", choices=("default", "random"), default="default",
+                   help="random: opt level 3 builds take random tuner choices (each "
+                        "kernel's schedule, conv algorithm, Winograd tile, block width)")
+    p.add_argument("--edges", type=float, default=-1.0,
+                   help="share of input elements replaced by NaN/Inf/-0.0/denormals/huge "
+                        "values in every program (default: drawn per program)")
     p.add_argument("--corpus", default="", help="folder for shrunk failing programs")
     p.add_argument("--report", default="", help="write the summary JSON here")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.executors = [e for e in args.executors.split(",") if e]
     args.targets = [t for t in args.targets.split(",") if t]
+    try:
+        args.opt_levels = [int(x) for x in args.opt_levels.split(",") if x] or [None]
+    except ValueError:
+        p.error(f"--opt-levels takes levels such as 0,3; found {args.opt_levels!r}")
+    if not set(args.opt_levels) <= {None, *OPT_LEVELS}:
+        p.error(f"opt levels are {OPT_LEVELS}; found {args.opt_levels}")
     unknown = set(args.executors) - {"interp", "graph", "vm", "aot"}
     if unknown or not set(args.targets) <= set(TARGETS):
         p.error(f"executors are interp, graph, vm, aot and targets numpy, cpu; found "

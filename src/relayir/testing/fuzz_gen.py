@@ -3,7 +3,9 @@
 ``generate(seed, samplers)`` makes one program: a dataflow block of random ops (lets,
 tuples, broadcasting, reductions, every op with a sampler), and in some programs control
 flow for the interpreter-vs-VM pair (``fuzz_control``) or dynamic (``?``) input
-dimensions, which only the VM runs.
+dimensions, which only the VM runs; and some are *spatial*: convolution networks drawn
+from ``fuzz_spatial.SPATIAL``, what opt level 3 rewrites most (blocked layouts, Winograd,
+packed dense weights).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..ir.types import TensorType
 from .fuzz_build import Builder, TypeDisagrees
 from .fuzz_control import add_control
 from .fuzz_program import Block, StepError
+from .fuzz_spatial import SPATIAL, WEIGHTS
 from .fuzz_values import EDGE_SHARES
 
 
@@ -26,9 +29,8 @@ class Options:
     dynamic: float = 0.15  # chance of a program with dynamic (``?``) input dimensions
     control: float = 0.25  # chance of control flow (interpreter-vs-VM programs)
     ops: tuple | None = None  # restrict to these ops (None: every op with a sampler)
-
-
-
+    spatial: float = 0.3  # chance of a convolution-network program (static, dataflow)
+    edges: float = -1.0  # share of edge values in the inputs (< 0: drawn per program)
 
 
 def _add_ops(b: Builder, samplers: dict, names: list, n: int, stats: dict) -> None:
@@ -69,12 +71,20 @@ def generate(seed: int, samplers: dict, options: Options | None = None,
     rng = random.Random(seed)
     dynamic = rng.random() < options.dynamic
     control = rng.random() < options.control
-    b = Builder(seed, edges=rng.choice(EDGE_SHARES), dynamic=dynamic)
-    names = sorted(options.ops or samplers)
+    edges = rng.choice(EDGE_SHARES)
+    spatial = options.ops is None and rng.random() < options.spatial
+    if spatial:  # a network: static shapes, no control flow
+        dynamic = control = False
+        samplers = SPATIAL
+        names = [n for n in sorted(SPATIAL) for _ in range(WEIGHTS.get(n, 1))]
+    else:
+        names = sorted(options.ops or samplers)
+    b = Builder(seed, edges=edges if options.edges < 0 else options.edges, dynamic=dynamic)
     _add_ops(b, samplers, names, options.size, stats)
     if control:
         add_control(b, b.randint(1, 2))
     if not any(s.kind not in ("param", "const") for s in b.block.steps):
         b.call("copy", [b.data()])
     b.block.outputs = _outputs(b)
-    return b.block, {"dynamic": dynamic, "control": control, "edges": b.edges}
+    return b.block, {"dynamic": dynamic, "control": control, "spatial": spatial,
+                     "edges": b.edges}

@@ -56,7 +56,7 @@ def _axes(b: Builder, ndim: int):
 
 _FLOAT_UNARY = ("exp", "log", "log2", "log10", "sqrt", "rsqrt", "tanh", "sigmoid", "erf",
                 "floor", "ceil", "round", "trunc", "sin", "cos", "tan", "isnan", "isinf",
-                "isfinite")
+                "isfinite", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
 
 
 @sampler(*_FLOAT_UNARY)

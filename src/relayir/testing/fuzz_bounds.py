@@ -1,0 +1,332 @@
+"""How far a compiled program may honestly be from the reference: rounding error bounds
+derived from the computation, for the fuzzer's comparison (``fuzz_compare``).
+
+A compiled kernel reorders sums, contracts multiply-adds, vectorises ``exp`` or runs
+another algorithm (Winograd), so its floats may differ from the numpy reference by
+rounding. How much is a property of the terms behind each element, not of the element's
+size nor of any other value in the program: for a dot product the classic bound is
+``|fl(x·y) - x·y| <= n·eps·sum|x_i·y_i|``, however much the terms cancel.
+
+``error_bounds(mod, inputs)`` evaluates ``@main`` (a dataflow program) node by node with
+the ops' references and carries beside each value a bound, element by element, on the
+difference rounding can make there:
+
+- the op's own rounding: ``k·eps`` times the magnitude of the terms behind the element —
+  for sums and (multi)linear ops (``LINEAR``, ``BILINEAR``) the op applied to absolute
+  values (``dense(|x|, |w|)``, ``subtract`` as ``add``), for the others ``|f(x)|`` of a
+  result computed from inputs moved by ``k·eps`` of themselves (what backward-stable
+  kernels such as softmax or a norm amount to);
+- the rounding the inputs carry, propagated: linear ops apply themselves to the input
+  bounds (``dense(e_x, |w|) + dense(|x|, e_w) + dense(e_x, e_w)``); every other op is
+  evaluated with its inputs moved by their bounds — each argument up or down, and two
+  random sign patterns — and its largest move counts.
+
+An element whose exact value the program's precision does not determine — a comparison,
+``floor`` or integer cast whose input lies within its bound of the decision, a pole or
+domain edge (0 for ``divide``, ``log``, ``sqrt``) within the bound, an overflow — gets
+an infinite bound: *undetermined*, and so does every element computed from it.
+Programs with control flow or closures get no bounds (``None``): they are compared with
+the plain tolerance only.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..ir.expr import Call, Constant, Function, Let, Op, Tuple, TupleGetItem, Var
+from ..ir.functor import post_order
+from ..ir.module import IRModule
+from ..ir.op import get_op
+
+# k of k·eps, the op's own rounding. Elementwise kernels are within a few ulps (the C
+# exp/tanh/erf are vectorised approximations); sums and products of n terms within about
+# n·eps of their magnitude, blocked and reassociated (the bound takes n from the shapes);
+# Winograd's transforms multiply the error of a 3×3 convolution by up to ~100× at F(6×6)
+# (measured on the fuzzer's programs: see ``WINOGRAD``).
+ELEMENTWISE_K = 16.0
+REDUCTION_K = 4.0  # times the number of terms per element
+WINOGRAD = 256.0  # extra factor for 2-D convolutions (any of them may run as Winograd)
+
+# ops linear in each argument: their rounding and propagated error are the op applied
+# to absolute values / to the bounds (``subtract`` magnitudes add)
+LINEAR = {"add": "add", "subtract": "add", "sum": "sum", "mean": "mean",
+          "cumsum": "cumsum", "nn.bias_add": "nn.bias_add", "nn.avg_pool1d": "nn.avg_pool1d",
+          "nn.avg_pool2d": "nn.avg_pool2d", "nn.avg_pool3d": "nn.avg_pool3d",
+          "nn.global_avg_pool2d": "nn.global_avg_pool2d",
+          "nn.adaptive_avg_pool1d": "nn.adaptive_avg_pool1d",
+          "nn.adaptive_avg_pool2d": "nn.adaptive_avg_pool2d",
+          "nn.adaptive_avg_pool3d": "nn.adaptive_avg_pool3d"}
+# ops linear in each of two arguments together
+BILINEAR = ("multiply", "nn.dense", "nn.matmul", "nn.batch_matmul", "nn.conv1d", "nn.conv2d",
+            "nn.conv3d", "nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")
+
+
+def error_bounds(mod: IRModule, inputs: list):
+    """The bound of each output of ``@main`` (the structure of its result: float64 arrays,
+    ``inf`` where undetermined), or ``None`` for a program this analysis does not cover."""
+    fn = mod["main"]
+    if not isinstance(fn, Function) or len(fn.params) != len(inputs):
+        return None
+    nodes = post_order(fn.body)
+    if any(type(n) not in (Call, Var, Constant, Tuple, TupleGetItem, Let) for n in nodes):
+        return None
+    if any(type(n) is Call and type(n.op) is not Op for n in nodes):
+        return None
+    let_value = {n.var: n.value for n in nodes if type(n) is Let}
+    env: dict = {p: (np.asarray(x), _zeros(np.asarray(x))) for p, x in zip(fn.params, inputs)}
+    rng = np.random.default_rng(0)
+
+    def get(e):
+        while e not in env:
+            e = e.body if type(e) is Let else let_value[e]
+        return env[e]
+
+    try:
+        with np.errstate(all="ignore"):
+            for n in nodes:
+                if type(n) is Constant:
+                    env[n] = (np.asarray(n.data), _zeros(np.asarray(n.data)))
+                elif type(n) is Tuple:
+                    pairs = [get(f) for f in n.fields]
+                    env[n] = (tuple(v for v, _ in pairs), tuple(b for _, b in pairs))
+                elif type(n) is TupleGetItem:
+                    v, b = get(n.tuple_value)
+                    env[n] = (v[n.index], b[n.index])
+                elif type(n) is Call:
+                    pairs = [get(a) for a in n.args]
+                    env[n] = _call(n, [v for v, _ in pairs], [b for _, b in pairs], rng)
+            return get(fn.body)[1]
+    except Exception:  # noqa: BLE001  (a reference refusing a moved input: no bounds)
+        return None
+
+
+# ---------------------------------------------------------------- one op
+
+
+def _zeros(v):
+    if isinstance(v, tuple):
+        return tuple(_zeros(x) for x in v)
+    return np.zeros(np.shape(v), "float64")
+
+
+def _flat(v) -> list:
+    return [x for f in v for x in _flat(f)] if isinstance(v, tuple) else [v]
+
+
+def _rebuild(like, flat: list):
+    it = iter(flat)
+
+    def go(v):
+        return tuple(go(x) for x in v) if isinstance(v, tuple) else next(it)
+
+    return go(like)
+
+
+def _is_float(a) -> bool:
+    if isinstance(a, tuple):
+        return bool(a) and all(_is_float(x) for x in a)
+    return np.asarray(a).dtype.kind == "f"
+
+
+def _eps(dtype) -> float:
+    return float(np.finfo(dtype).eps) if np.dtype(dtype).kind == "f" else 0.0
+
+
+def _apply(call: Call, args, name: str | None = None):
+    op = call.op if name is None else get_op(name)
+    out = op.reference(*args, call.attrs)
+    if isinstance(out, (tuple, list)):
+        return tuple(np.asarray(o) for o in out)
+    return np.asarray(out)
+
+
+def _f64(a):
+    """Float arrays in float64 (other dtypes as they are), over tuples."""
+    if isinstance(a, tuple):
+        return tuple(_f64(x) for x in a)
+    a = np.asarray(a)
+    return a.astype("float64") if a.dtype.kind == "f" else a
+
+
+def _abs(a):
+    if isinstance(a, tuple):
+        return tuple(_abs(x) for x in a)
+    a = np.asarray(a)
+    return np.abs(a.astype("float64")) if a.dtype.kind == "f" else a
+
+
+def _call(call: Call, xs: list, es: list, rng) -> tuple:
+    """``(value, bound)`` of one op call."""
+    v = _apply(call, xs)
+    if isinstance(v, tuple):  # ops with several results: the generic rule per field
+        return v, _generic(call, xs, es, v, rng)
+    name = call.op.name
+    if v.dtype.kind == "f":
+        eps = _eps(v.dtype)
+        try:
+            if name in LINEAR:
+                return v, _clean(_linear(call, xs, es, v, eps))
+            if name in BILINEAR:
+                return v, _clean(_bilinear(call, xs, es, v, eps))
+        except Exception:  # noqa: BLE001  (a reference that refuses float64: generic)
+            pass
+    return v, _generic(call, xs, es, v, rng)
+
+
+def _clean(b: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(b), np.inf, b)
+
+
+def _terms(xs: list, v: np.ndarray) -> float:
+    """Terms per output element: the float inputs' elements per output element."""
+    n = max((np.size(x) for x in _flat(tuple(xs)) if _is_float(x)), default=1)
+    return max(1.0, n / max(v.size, 1))
+
+
+def _linear(call, xs, es, v, eps) -> np.ndarray:
+    absname = LINEAR[call.op.name]
+    floats = [_is_float(x) for x in xs]
+    magnitude = _apply(call, [_abs(x) if f else x for x, f in zip(xs, floats)], absname)
+    carried = _apply(call, [e if f else x for x, e, f in zip(xs, es, floats)], absname)
+    k = REDUCTION_K * _terms(xs, v) + ELEMENTWISE_K
+    return np.abs(carried) + k * eps * magnitude
+
+
+def _bilinear(call, xs, es, v, eps) -> np.ndarray:
+    a, b = (_f64(x) for x in xs[:2])
+    ea, eb = es[:2]
+    rest = list(xs[2:])
+    magnitude = _apply(call, [_abs(a), _abs(b), *rest])
+    carried = (_apply(call, [ea, _abs(b), *rest]) + _apply(call, [_abs(a), eb, *rest])
+               + _apply(call, [ea, eb, *rest]))
+    terms = 1.0 if call.op.name == "multiply" else np.sqrt(np.size(a) * np.size(b)
+                                                            / max(v.size, 1))
+    k = REDUCTION_K * terms + ELEMENTWISE_K
+    if _winograd_eligible(call, b):
+        k *= WINOGRAD
+    return np.abs(carried) + k * eps * magnitude
+
+
+def _winograd_eligible(call, weight) -> bool:
+    """A 3×3, stride-1, undilated 2-D convolution: level 3 may run it as Winograd."""
+    if call.op.name != "nn.conv2d" or np.ndim(weight) != 4:
+        return False
+    a = call.attrs
+    layout = getattr(a, "kernel_layout", "OIHW") or "OIHW"
+    hw = [np.shape(weight)[layout.index(c)] for c in "HW"] if set("HW") <= set(layout) \
+        else []
+    return (hw == [3, 3] and tuple(a.strides) == (1, 1) and tuple(a.dilation) == (1, 1))
+
+
+def _generic(call, xs, es, v, rng):
+    """Evaluate the op on inputs moved by their bounds (plus ``k·eps`` of themselves
+    for its own rounding); the largest move per element, ``inf`` where a move changes
+    what the value is (finite or not, an integer or bool result, a pole within reach)."""
+    flat_v = _flat(v)
+    floats = [_is_float(x) for x in xs]
+    # each float argument's reach: its bound plus the op's own rounding as an input move
+    reach = []
+    for x, e, f in zip(xs, es, floats):
+        if not f:
+            reach.append(None)
+            continue
+        reach.append(_rebuild(x, [np.where(np.isfinite(ee), ee, 0.0)
+                                  + ELEMENTWISE_K * _eps(np.asarray(xx).dtype)
+                                  * np.abs(np.asarray(xx, "float64"))
+                                  for xx, ee in zip(_flat(x), _flat(e))]))
+    tainted = [_rebuild(e, [~np.isfinite(ee) for ee in _flat(e)]) for e in es]
+    bound = [np.zeros(np.shape(x), "float64") for x in flat_v]
+    undetermined = [np.zeros(np.shape(x), bool) for x in flat_v]
+    float_args = [k for k, f in enumerate(floats) if f]
+    signs = list(itertools.product((1.0, -1.0), repeat=min(len(float_args), 3)))
+    patterns = [dict(zip(float_args, s)) for s in signs] + ["random", "random", "zero"]
+    for pattern in patterns:
+        moved = []
+        for k, x in enumerate(xs):
+            if reach[k] is None:
+                moved.append(_scramble(x, tainted[k], rng))
+                continue
+            parts = []
+            for xx, rr, tt in zip(_flat(x), _flat(reach[k]), _flat(tainted[k])):
+                xf = np.asarray(xx, "float64")
+                if pattern == "zero":  # the values that may be 0 exactly, at 0
+                    m = np.where(np.abs(xf) <= rr, 0.0, xf)
+                elif pattern == "random":
+                    m = xf + rng.choice((-1.0, 1.0), np.shape(xf)) * rr
+                else:
+                    m = xf + pattern.get(k, 1.0) * rr
+                m = np.where(tt, rng.uniform(-1e3, 1e3, np.shape(xf)), m)
+                parts.append(m)
+            moved.append(_rebuild(x, parts))
+        try:
+            out = _flat(_apply(call, moved))
+        except Exception:  # noqa: BLE001  (the op refuses a moved input: undecided)
+            for u in undetermined:
+                u[...] = True
+            continue
+        for j, (w, m) in enumerate(zip(flat_v, out)):
+            if np.shape(m) != np.shape(w):
+                undetermined[j][...] = True
+                continue
+            w = np.asarray(w)
+            if w.dtype.kind != "f":
+                undetermined[j] |= w != np.asarray(m).astype(w.dtype)
+                continue
+            # finite or not in the result's dtype (an overflow there is the same
+            # overflow); how far in float64 (a move below the dtype's resolution, such
+            # as the sign of an underflowed result, still counts)
+            w64, m64 = w.astype("float64"), np.asarray(m).astype(w.dtype).astype("float64")
+            fin_w, fin_m = np.isfinite(w64), np.isfinite(m64)
+            nan_w, nan_m = np.isnan(w64), np.isnan(m64)
+            same_special = (nan_w & nan_m) | (~nan_w & ~nan_m & (w64 == m64))
+            undetermined[j] |= (fin_w != fin_m) | (~fin_w & ~fin_m & ~same_special)
+            fine = np.asarray(m, "float64")
+            bound[j] = np.maximum(bound[j], np.where(fin_w & fin_m, np.abs(fine - w64), 0.0))
+    _integer_taints(call, xs, tainted, flat_v, undetermined, rng)
+    out = []
+    for w, b, u in zip(flat_v, bound, undetermined):
+        if np.asarray(w).dtype.kind == "f":
+            b = b + ELEMENTWISE_K * _eps(np.asarray(w).dtype) * np.abs(np.asarray(w, "float64"))
+        out.append(np.where(u, np.inf, b))
+    return _rebuild(v, out)
+
+
+def _integer_taints(call, xs, tainted, flat_v, undetermined, rng) -> None:
+    """An undetermined integer argument (an index from a flipped argmax, a cast of a
+    value within rounding of a step) could be any value: elements that move when it
+    moves are undetermined. (A bool has one other value, which the patterns tried.)"""
+    ints = [k for k, x in enumerate(xs) if not _is_float(x) and not isinstance(x, tuple)
+            and np.asarray(x).dtype != bool and np.asarray(tainted[k]).any()]
+    if not ints:
+        return
+    moved = [_scramble(x, tainted[k], rng) if k in ints else x for k, x in enumerate(xs)]
+    try:
+        out = _flat(_apply(call, moved))
+    except Exception:  # noqa: BLE001
+        out = None
+    for j, w in enumerate(flat_v):
+        if out is None or np.shape(out[j]) != np.shape(w):
+            undetermined[j][...] = True
+        else:
+            same = (np.asarray(out[j]) == np.asarray(w)) | (np.isnan(np.asarray(
+                out[j], "float64")) & np.isnan(np.asarray(w, "float64")))
+            undetermined[j] |= ~same
+
+
+def _scramble(x, tainted, rng):
+    """A non-float argument with its undetermined elements replaced by other values."""
+    if isinstance(x, tuple):
+        return tuple(_scramble(a, t, rng) for a, t in zip(x, tainted))
+    x = np.asarray(x)
+    if not tainted.any():
+        return x
+    if x.dtype == bool:
+        other = ~x
+    else:
+        other = x + np.asarray(1, x.dtype)
+    return np.where(tainted, other, x)
+
+
+__all__ = ["error_bounds"]

@@ -1,0 +1,185 @@
+"""The fuzzer's judgement: rounding is excused only within bounds derived from the
+computation, every excuse is counted by rule, and a deliberately wrong kernel — a 1e-3
+relative error in one element, -0.0 turned +0.0, NaN turned 0, an integer off by one —
+is a mismatch, not rounding, at opt level 0 and 3."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+import relayir as relay
+from relayir.backend import lowering
+from relayir.runtime.kernels import Kernel
+from relayir.testing.fuzz_bounds import error_bounds
+from relayir.testing.fuzz_compare import judge
+from relayir.testing.fuzz_exec import CheckReport, check
+
+needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
+                              reason="needs a C compiler")
+
+
+def _module(text: str) -> relay.IRModule:
+    return relay.parse('#[version = "0.0.5"]\n' + text)
+
+
+# ---------------------------------------------------------------- the bounds
+
+
+def test_a_cancelling_sum_is_bounded_by_its_terms_not_by_its_result():
+    mod = _module("def @main(%x: Tensor[(3), float32]) { sum(%x) }")
+    x = np.array([1.8e15, 0.04, -1.8e15], "float32")
+    bound = error_bounds(mod, [x])
+    assert 1e8 < float(bound) < 1e12  # k·eps·3.6e15, whatever the (tiny) result
+    want = np.asarray(np.sum(x))
+    _, excused = judge(want, want + np.float32(3e7), bound)
+    assert excused["error bound"] == 1
+
+
+def test_an_element_far_from_the_large_value_gets_a_small_bound():
+    """The old rule took 64 ulps of the program's largest value for every element."""
+    mod = _module("def @main(%x: Tensor[(2), float32], %y: Tensor[(2), float32]) "
+                  "{ add(%x, %y) }")
+    x, y = np.array([1.8e15, 1.0], "float32"), np.array([1.0, 2.0], "float32")
+    bound = error_bounds(mod, [x, y])
+    assert bound[1] < 1e-5 and bound[0] > 1e8
+    want = x + y
+    got = want.copy()
+    got[1] += 0.01
+    diff, excused = judge(want, got, bound)
+    assert diff and sum(excused.values()) == 0
+
+
+def test_a_comparison_within_rounding_is_undetermined_and_so_is_what_it_selects():
+    mod = _module("""def @main(%a: Tensor[(2), float32], %b: Tensor[(2), float32]) {
+      %0 = add(%a, %b);
+      %1 = greater(%0, %b);
+      (%1, where(%1, %a, %b))
+    }""")
+    a = np.array([1e-9, 5.0], "float32")  # a + b rounds to b at element 0
+    b = np.array([1.0, 1.0], "float32")
+    cond, picked = error_bounds(mod, [a, b])
+    assert np.isinf(cond[0]) and cond[1] == 0
+    assert 0.99 < picked[0] < 1.01 and picked[1] < 1e-4  # either a or b: |a - b| apart
+
+
+def test_a_division_by_a_value_within_rounding_of_zero_is_undetermined():
+    mod = _module("""def @main(%x: Tensor[(2), float32]) {
+      %0 = subtract(%x, %x);
+      %1 = add(%0, meta[relay.Constant][0]);
+      divide(1f, %1)
+    }""".replace("meta[relay.Constant][0]", "1e-30f"))
+    x = np.array([1e10, 2.0], "float32")
+    bound = error_bounds(mod, [x])
+    assert np.isinf(bound).all()  # x - x carries ulps of 1e10 and of 2: 0 is in reach
+
+
+def test_integers_and_signed_zeros_have_no_rounding():
+    mod = _module("def @main(%i: Tensor[(2), int32], %x: Tensor[(2), float32]) "
+                  "{ (add(%i, %i), negative(%x)) }")
+    i, x = np.array([1, 2], "int32"), np.array([0.0, 1.0], "float32")
+    ib, xb = error_bounds(mod, [i, x])
+    assert (ib == 0).all() and xb[0] == 0
+
+
+def test_control_flow_programs_get_no_bounds_and_so_no_excuses():
+    mod = _module("""def @main(%x: Tensor[(2), float32]) {
+      if (greater(sum(%x), 0f)) { %x } else { negative(%x) }
+    }""")
+    assert error_bounds(mod, [np.ones(2, "float32")]) is None
+    want = np.ones(2, "float32")
+    diff, excused = judge(want, want * 2, None)
+    assert diff and not excused
+
+
+# ---------------------------------------------------------------- wrong kernels
+
+
+class _Corrupted(Kernel):
+    """A kernel that runs ``inner`` and then spoils its first output."""
+
+    def __init__(self, inner, spoil):
+        self.inner, self.spoil, self.name = inner, spoil, inner.name
+        self.input_types, self.output_types = inner.input_types, inner.output_types
+        self.dim_names = getattr(inner, "dim_names", ())
+
+    def bind(self, arrays):
+        call = self.inner.bind(arrays)
+        out = arrays[len(self.input_types)]
+
+        def run():
+            status = call()
+            self.spoil(out)
+            return status
+
+        return run
+
+    def call_unchecked(self, *arrays):
+        self.inner.call_unchecked(*arrays)
+        self.spoil(arrays[len(self.input_types)])
+
+
+@pytest.fixture
+def spoiled(monkeypatch):
+    """``spoiled(fn)``: every cpu kernel built from now on spoils its first output."""
+
+    def install(spoil):
+        real = lowering.LOWERINGS["cpu"]
+
+        def lower_spoiled(*args, **kwargs):
+            lib = real(*args, **kwargs)
+            lib.kernels = {n: _Corrupted(k, spoil) for n, k in lib.kernels.items()}
+            return lib
+
+        monkeypatch.setitem(lowering.LOWERINGS, "cpu", lower_spoiled)
+
+    return install
+
+
+def _relative(out):
+    out.reshape(-1)[0] *= np.float32(1 + 1e-3)
+
+
+def _unsign_zero(out):
+    flat = out.reshape(-1)
+    flat[flat == 0] = 0.0
+
+
+def _nan_to_zero(out):
+    flat = out.reshape(-1)
+    flat[np.isnan(flat)] = 0
+
+
+def _off_by_one(out):
+    out.reshape(-1)[0] += 1
+
+
+CASES = {
+    "relative 1e-3": (_relative, "def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(3, 8), "
+                      "float32]) { nn.relu(nn.dense(%x, %w)) }",
+                      [np.full((2, 8), 0.5, "float32"), np.full((3, 8), 0.25, "float32")]),
+    "-0.0 to +0.0": (_unsign_zero, "def @main(%x: Tensor[(3), float32]) { negative(%x) }",
+                     [np.array([0.0, 1.0, -2.0], "float32")]),
+    "NaN to 0": (_nan_to_zero, "def @main(%x: Tensor[(3), float32]) { exp(%x) }",
+                 [np.array([np.nan, 1.0, -2.0], "float32")]),
+    "int off by one": (_off_by_one, "def @main(%i: Tensor[(3), int32]) { multiply(%i, 3) }",
+                       [np.array([4, -5, 6], "int32")]),
+}
+
+
+@needs_cc
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_wrong_kernel_is_a_mismatch_not_rounding(spoiled, case, level):
+    spoil, text, inputs = CASES[case]
+    mod = _module(text)
+    report = CheckReport()
+    assert check(mod, inputs, [("graph", "cpu", level)], report=report) == []  # sound
+    spoiled(spoil)
+    found = check(mod, inputs, [("graph", "cpu", level), ("vm", "cpu", level)],
+                  report=report)
+    assert [(f.pair, f.kind) for f in found] == [
+        (f"graph/cpu/O{level}", "mismatch"), (f"vm/cpu/O{level}", "mismatch")], found
+    assert sum(report.excused.values()) == 0
