@@ -184,8 +184,14 @@ int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
   uint8_t* buf = (uint8_t*)malloc((size_t)(Hp * Wp * C4 + 64));
   int64_t* seg = (int64_t*)malloc((size_t)(KH * KW) * sizeof(int64_t));
   if (!buf || !seg) { free(buf); free(seg); return -1; }
+  /* with dw = 1 a window row's KW taps are adjacent pixels, KW * C4 contiguous bytes:
+     one segment per window row (7 instead of 49 for a 7x7 stem) */
+  const int merged = dw == 1;
+  const int64_t nseg = merged ? KH : KH * KW, sgps = merged ? KW * gps : gps;
   for (int64_t i = 0; i < KH; ++i)
     for (int64_t j = 0; j < KW; ++j) seg[i * KW + j] = (i * dh * Wp + j * dw) * C4;
+  if (merged)
+    for (int64_t i = 0; i < KH; ++i) seg[i] = i * dh * Wp * C4;
   const int team = rl_team(M * O * KH * KW * C, min_work, tiles * panels);
   for (int64_t b = 0; b < N; ++b) {
     const uint8_t* xb = x + b * C * H * W;
@@ -219,8 +225,8 @@ int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
           const int64_t m = m0 + (i < rows ? i : rows - 1), oh = m / OW, ow = m % OW;
           ar[i] = buf + (oh * sh * Wp + ow * sw) * C4;
         }
-        rl_qtile(ar, seg, KH * KW, gps, C4, bp + p * RL_QNB * k4 * 64, k4, ob + n0 * M + m0,
-                 1, M, rows, nb, O - n0);
+        rl_qtile(ar, seg, nseg, sgps, 4 * sgps, bp + p * RL_QNB * k4 * 64, k4,
+                 ob + n0 * M + m0, 1, M, rows, nb, O - n0);
       }
     }
   }

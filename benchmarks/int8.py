@@ -1,0 +1,202 @@
+"""int8 side by side: relayir's quantization against ONNX Runtime's, same ONNX file.
+
+    python benchmarks/int8.py                          # resnet18, mobilenet_v2, bert; 2 threads
+    python benchmarks/int8.py --models resnet18 --threads 2 --calibration 8
+
+Per model, the float model is the built-in workload's PyTorch twin exported to ONNX; the
+calibration set is ``--calibration`` random inputs (seeds 1..n). ONNX Runtime quantizes
+it with ``quantize_static`` (QDQ, per-channel int8 weights, uint8 activations; CNNs) or
+``quantize_dynamic`` (int8 weights; bert). Engines, each in its own process (``--one``),
+each returning its output for the same input (seed 0):
+
+- ``relayir_fp32``: the float ONNX file, imported and built (opt level 3);
+- ``relayir_int8``: the float file quantized by ``relay.quantize.quantize`` (static on
+  the same calibration inputs, or dynamic), built;
+- ``relayir_ort_q``: ONNX Runtime's quantized file, imported (not re-quantized), built;
+- ``ort_fp32`` / ``ort_int8``: ONNX Runtime on the float / its quantized file.
+
+Latency is the median over >= 1 s of runs after warm-up; the output columns compare each
+engine with ``relayir_fp32`` (max |diff| / max |fp32|, and top-1 agreement for the CNNs).
+The line ``isa`` says which int8 path the generated C compiled (the compiler's macros
+under -march=native: AVX512-VNNI, AVX-VNNI, AVX2 or scalar).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+MODELS = {"resnet18": "static", "mobilenet_v2": "static", "bert": "dynamic"}
+ENGINES = ("relayir_fp32", "relayir_int8", "relayir_ort_q", "ort_fp32", "ort_int8")
+
+
+def _time(fn, min_seconds: float = 1.0) -> float:
+    for _ in range(3):
+        fn()
+    times, start = [], time.perf_counter()
+    while time.perf_counter() - start < min_seconds or len(times) < 10:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def isa() -> str:
+    """The int8 path codegen/routines_int8.py compiles to on this machine."""
+    cc = os.environ.get("CC", "cc")
+    try:
+        macros = subprocess.run([cc, "-march=native", "-dM", "-E", "-"], input="",
+                                capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (no C compiler)"
+    if "__AVX512VNNI__" in macros and "__AVX512BW__" in macros:
+        return "AVX512-VNNI (vpdpbusd, 512-bit)"
+    if "__AVXVNNI__" in macros:
+        return "AVX-VNNI (vpdpbusd, 256-bit)"
+    return "AVX2 (vpmaddwd)" if "__AVX2__" in macros else "scalar"
+
+
+def prepare(model: str, workdir: str, calibration: int) -> None:
+    """float.onnx, ort_q.onnx, inputs.npz (input 0: seed 0; calibration: seeds 1..n)."""
+    import onnx  # noqa: F401
+    import torch
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_dynamic,
+        quantize_static,
+    )
+
+    from relayir.testing.models import get_workload, make_inputs, torch_models
+
+    mod, params, _ = get_workload(model)
+    module = torch_models.load(torch_models.build(model), params).float().eval()
+    feeds = [make_inputs(model, mod, seed=s) for s in range(calibration + 1)]
+    names = list(feeds[0])
+    path = os.path.join(workdir, "float.onnx")
+    args = tuple(torch.from_numpy(np.asarray(v)) for v in feeds[0].values())
+    torch.onnx.export(module, args, path, input_names=names, dynamo=False)
+    np.savez(os.path.join(workdir, "inputs.npz"),
+             **{f"{k}__{i}": v for i, f in enumerate(feeds) for k, v in f.items()})
+    q = os.path.join(workdir, "ort_q.onnx")
+    if MODELS[model] == "dynamic":
+        quantize_dynamic(path, q, weight_type=QuantType.QInt8)
+        return
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(feeds[1:])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(path, q, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+
+
+def _inputs(workdir: str) -> list[dict]:
+    data = np.load(os.path.join(workdir, "inputs.npz"))
+    out: dict[int, dict] = {}
+    for key in data.files:
+        name, i = key.rsplit("__", 1)
+        out.setdefault(int(i), {})[name] = data[key]
+    return [out[i] for i in sorted(out)]
+
+
+def one(engine: str, model: str, workdir: str, threads: int) -> dict:
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    feeds = _inputs(workdir)
+    x = feeds[0]
+    result = {"engine": engine, "model": model}
+    if engine.startswith("ort"):
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
+        f = "float.onnx" if engine == "ort_fp32" else "ort_q.onnx"
+        sess = ort.InferenceSession(os.path.join(workdir, f), opts,
+                                    providers=["CPUExecutionProvider"])
+        out = sess.run(None, x)[0]
+        result["latency_ms"] = 1e3 * _time(lambda: sess.run(None, x))
+    else:
+        import onnx
+
+        import relayir as relay
+
+        f = "ort_q.onnx" if engine == "relayir_ort_q" else "float.onnx"
+        mod, params = relay.frontend.from_onnx(onnx.load(os.path.join(workdir, f)))
+        t0 = time.perf_counter()
+        if engine == "relayir_int8":
+            mod = relay.quantize.quantize(mod, params, dataset=feeds[1:], mode=MODELS[model])
+            params = {}
+        result["quantize_s"] = time.perf_counter() - t0
+        with relay.transform.PassContext(opt_level=3):
+            lib = relay.build(mod, target="cpu", params=params)
+        result["build_s"] = time.perf_counter() - t0 - result["quantize_s"]
+        gm = relay.graph_executor.GraphModule(lib)
+        gm.set_input(**x)
+        gm.run()
+        out = gm.get_output(0)
+        result["latency_ms"] = 1e3 * _time(gm.run)
+    np.save(os.path.join(workdir, f"out_{engine}.npy"), np.asarray(out))
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--calibration", type=int, default=8)
+    ap.add_argument("--one", nargs=2, metavar=("ENGINE", "MODEL"))
+    ap.add_argument("--workdir")
+    a = ap.parse_args()
+    if a.one:
+        print(json.dumps(one(*a.one, a.workdir, a.threads)))
+        return
+    print(f"threads {a.threads}, int8 path: {isa()}\n")
+    print("| model | engine | latency (ms) | vs ORT int8 | vs relayir fp32 | max err / max | "
+          "top-1 = fp32 |")
+    print("|---|---|---|---|---|---|---|")
+    for model in a.models.split(","):
+        with tempfile.TemporaryDirectory() as d:
+            prepare(model, d, a.calibration)
+            rows = {}
+            for engine in a.engines.split(","):
+                proc = subprocess.run([sys.executable, __file__, "--one", engine, model,
+                                       "--workdir", d, "--threads", str(a.threads)],
+                                      capture_output=True, text=True)
+                if proc.returncode:
+                    print(f"| {model} | {engine} | failed: "
+                          f"{proc.stderr.strip().splitlines()[-1][:120]} |||||")
+                    continue
+                rows[engine] = json.loads(proc.stdout.strip().splitlines()[-1])
+            ref = np.load(os.path.join(d, "out_relayir_fp32.npy")) if "relayir_fp32" in rows \
+                else None
+            for engine, r in rows.items():
+                out = np.load(os.path.join(d, f"out_{engine}.npy"))
+                err = top1 = ""
+                if ref is not None:
+                    err = f"{np.abs(out - ref).max() / np.abs(ref).max():.4f}"
+                    if MODELS[model] == "static":
+                        top1 = str(bool(out.argmax() == ref.argmax()))
+                ms = r["latency_ms"]
+                vs_ort = (f"{ms / rows['ort_int8']['latency_ms']:.2f}x" if "ort_int8" in rows
+                          else "")
+                vs_fp = (f"{ms / rows['relayir_fp32']['latency_ms']:.2f}x"
+                         if "relayir_fp32" in rows else "")
+                print(f"| {model} | {engine} | {ms:.2f} | {vs_ort} | {vs_fp} | {err} | {top1} |",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
