@@ -208,3 +208,29 @@ def test_the_qdq_model_has_no_float_product_left_after_the_pipeline(qdq_model):
     assert text.count("qnn.contrib_dense_packed(") == 1
     assert "qnn." not in text.replace("qnn.contrib_dense_packed", "").replace(
         "qnn.contrib_conv2d_packed", "")
+
+
+def test_an_onnxruntime_dynamic_model_imports_as_packed_int8_and_matches(tmp_path):
+    """``quantize_dynamic`` writes DynamicQuantizeLinear → MatMulInteger → scale Mul: the
+    run-time zero point goes into the packed product's correction."""
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    r = np.random.default_rng(3)
+    T, h = onnx.TensorProto, onnx.helper
+    inits = [_init("w1", (r.standard_normal((32, 64)) * 0.3).astype("float32")),
+             _init("b1", (r.standard_normal(64) * 0.1).astype("float32")),
+             _init("w2", (r.standard_normal((64, 10)) * 0.3).astype("float32"))]
+    nodes = [h.make_node("MatMul", ["x", "w1"], ["m1"]), h.make_node("Add", ["m1", "b1"], ["a"]),
+             h.make_node("Relu", ["a"], ["r"]), h.make_node("MatMul", ["r", "w2"], ["y"])]
+    model = _graph(nodes, [h.make_tensor_value_info("x", T.FLOAT, [3, 5, 32])],
+                   [h.make_tensor_value_info("y", T.FLOAT, [3, 5, 10])], inits)
+    onnx.save(model, tmp_path / "f.onnx")
+    quantization.quantize_dynamic(str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx"),
+                                  weight_type=quantization.QuantType.QInt8)
+    q = onnx.load(tmp_path / "q.onnx")
+    x = r.standard_normal((3, 5, 32)).astype("float32")
+    got, mod = run_relay(q, [x], target="cpu", executor="graph")
+    want = run_ort(q, [x])[0]
+    assert np.abs(got[0] - want).max() <= 1e-5 * np.abs(want).max()
+    with relay.transform.PassContext(opt_level=3):
+        text = relay.transform.optimize(relay.transform.InferType()(mod), fuse=False).astext()
+    assert text.count("qnn.contrib_dense_packed(") == 2
