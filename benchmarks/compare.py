@@ -13,6 +13,13 @@ import (``--frameworks relayir,relayir_builder,torch,ort``). All frameworks run 
 weights (the torch twin loads the relayir params; ONNX Runtime runs the twin exported
 by ``torch.onnx.export``), with the same thread count.
 
+Every engine does the same work per timed call: it takes the inputs as numpy arrays and
+returns the outputs as arrays the caller owns. relayir: ``relayir.runtime.wrap(lib).run(
+inputs)`` (inputs checked and copied in, the graph run, the outputs copied out); the
+engine-only time (``GraphModule.run`` on inputs set once, outputs left in the executor)
+is reported beside it as ``run only``, never instead. PyTorch: ``module(*tensors)`` under
+``inference_mode``; ONNX Runtime: ``session.run(None, feed)``.
+
 Every measurement runs in a fresh process (``--one FRAMEWORK MODEL``), and the rounds
 interleave frameworks and models, because on this machine a whole process sometimes
 gets only one core's speed. Each cell is the median over rounds of each process's median
@@ -111,11 +118,11 @@ def _relayir(mod, params, inputs: dict, threads: int, result: dict, busy, expect
             with relay.transform.PassContext(opt_level=3):
                 lib = relay.build(mod, target="cpu", params=params)
             compiles.append(time.perf_counter() - t0)
-    gm = relay.graph_executor.GraphModule(lib)
+    model = relay.runtime.wrap(lib)
+    gm = model.module
     gm.set_input(**inputs)
     if expected is not None:  # the same answer as eager torch, in the same process
-        gm.run()
-        result["max_abs_err"] = float(np.max(np.abs(gm.get_output(0) - expected)))
+        result["max_abs_err"] = float(np.max(np.abs(model.run(inputs)[0] - expected)))
     result["compile_cold_s"], result["compile_cached_s"] = compiles
     plan = lib.memory_plan
     result["planned_bytes"] = plan.planned_bytes
@@ -123,7 +130,9 @@ def _relayir(mod, params, inputs: dict, threads: int, result: dict, busy, expect
     from relayir.codegen import openmp_env
 
     result["openmp"] = openmp_env.status()
-    return _timed(result, gm.run, busy)
+    gm.set_input(**inputs)
+    result["run_only_s"] = _time(gm.run)  # the engine alone, beside the user path
+    return _timed(result, lambda: model.run(inputs), busy)
 
 
 def measure(framework: str, model: str, threads: int, frontend: bool = True,
@@ -170,6 +179,35 @@ def measure(framework: str, model: str, threads: int, frontend: bool = True,
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
     feed = {name: np.asarray(v) for name, v in inputs.items()}
     return _timed(result, lambda: sess.run(None, feed), busy)
+
+
+def _cpu() -> str:
+    """The CPU's model name and its widest vector ISA (every figure names its CPU)."""
+    name, flags = platform.processor() or platform.machine(), ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and name in ("", platform.machine()):
+                    name = line.split(":", 1)[1].strip()
+                elif line.startswith("flags"):
+                    flags = line
+                    break
+    except OSError:
+        pass
+    isa = next((i for i in ("avx512f", "avx2") if f" {i} " in flags), "")
+    return f"{name} ({isa.replace('avx512f', 'AVX-512').replace('avx2', 'AVX2') or 'no AVX2'})"
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, cwd=os.path.dirname(os.path.abspath(__file__)))
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True,
+                               cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+        return out.stdout.strip() + ("+changes" if dirty else "") or "unknown"
+    except OSError:
+        return "unknown"
 
 
 def _versions() -> str:
@@ -246,9 +284,10 @@ def _geomean(values) -> float | None:
 
 def _report(results, models, frameworks, args) -> None:
     mode = "from_pytorch import" if args.frontend else "Relay builders"
-    print(f"relayir: {mode}, build(target=\"cpu\") at opt level 3, graph executor; "
-          f"{args.threads} threads, {args.rounds} fresh processes per cell, "
-          f"{platform.processor() or platform.machine()}; {_versions()}\n")
+    print(f"relayir: {mode}, build(target=\"cpu\") at opt level 3, graph executor, "
+          f"timed as runtime.wrap(lib).run(inputs) (outputs returned); {args.threads} "
+          f"threads, {args.rounds} fresh processes per cell; {_cpu()}; {_versions()}; "
+          f"commit {_commit()}\n")
     others = [fw for fw in ("torch", "ort") if fw in frameworks]
     ours = [fw for fw in frameworks if fw.startswith("relayir")]
     head = ("| model | " + " | ".join(f"{NAMES[fw]} ms" for fw in frameworks) + " | "
@@ -286,9 +325,9 @@ def _report(results, models, frameworks, args) -> None:
 def _details(results, models, frameworks) -> None:
     """Ranges over the processes, compile times, memory plan, error against torch."""
     print("\n| model | " + " | ".join(f"{NAMES[fw]} ms (range)" for fw in frameworks)
-          + " | compile cold / cached s | memory plan / one buffer per tensor MiB "
-            "| max abs err vs torch |")
-    print("|---|" + "---|" * (len(frameworks) + 3))
+          + " | relayir run only ms | compile cold / cached s "
+            "| memory plan / one buffer per tensor MiB | max abs err vs torch |")
+    print("|---|" + "---|" * (len(frameworks) + 4))
     ours = next((fw for fw in frameworks if fw.startswith("relayir")), None)
     for model in models:
         cells = []
@@ -301,6 +340,8 @@ def _details(results, models, frameworks) -> None:
         planned, naive = (_med(results, model, ours, k) for k in ("planned_bytes", "naive_bytes"))
         mem = f"{planned[0] / 2**20:.2f} / {naive[0] / 2**20:.2f}" if planned and naive else "–"
         err = _med(results, model, ours, "max_abs_err")
+        only = _med(results, model, ours, "run_only_s")
+        cells.append(f"{only[0] * 1e3:.3f}" if only else "–")
         print(f"| {model} | " + " | ".join(cells) + f" | {comp} | {mem} | "
               f"{f'{err[1]:.1e}–{err[2]:.1e}' if err else '–'} |")
 
