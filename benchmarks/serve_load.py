@@ -14,7 +14,8 @@ Every loop is bounded by ``--seconds`` and by ``--max-requests``. Phases:
 - ``resnet18``: resnet18 at batch 1 (224x224), 1 and 2 clients, and 2 clients on two
   instances (``config.json`` ``instances`` 2: two threads, ctypes releases the GIL);
 - ``batching``: 32 concurrent clients on the MLP served alone per request, then with
-  dynamic batching (a VM artifact with a dynamic batch dim, ``max_batch_size`` 32);
+  dynamic batching (``max_batch_size`` 32): a VM artifact with a dynamic batch dim
+  (``mlp_batched``), and graph builds at batch 1, 2, 4, ..., 32 (``mlp_sizes``);
 - ``swap``: 8 clients on the MLP while 10 new versions (alternately the graph and the
   AOT build) are dropped into the repository, plus one corrupt version: failed
   requests, p99 during the swaps against the steady p99, and the server's RSS after
@@ -46,6 +47,7 @@ from relayir.ir.types import Any
 from relayir.testing.models import get_workload
 
 PHASES = ("mlp", "resnet18", "batching", "swap")
+SIZES = (1, 2, 4, 8, 16, 32)  # the graph builds of the MLP that mlp_sizes batches with
 
 
 # ---------------------------------------------------------------- the repository
@@ -68,6 +70,9 @@ def build_repo(root: Path, phases: set[str]) -> dict[str, Path]:
     if "batching" in phases:
         mod, params, _ = get_workload("mlp", batch_size=Any())
         save("mlp_vm", relayir.vm.compile(mod, target="cpu", params=params))
+        for b in SIZES:
+            mod, params, _ = get_workload("mlp", batch_size=b)
+            save(f"mlp_graph_b{b}", relayir.build(mod, target="cpu", params=params))
     if "resnet18" in phases:
         mod, params, _ = get_workload("resnet18", batch_size=1)
         save("resnet18", relayir.build(mod, target="cpu", params=params))
@@ -80,6 +85,12 @@ def build_repo(root: Path, phases: set[str]) -> dict[str, Path]:
             shutil.copyfile(paths[source], repo / model / "1" / "model.relayir")
     if "mlp_vm" in paths:
         (repo / "mlp_batched" / "config.json").write_text(json.dumps({"max_batch_size": 32}))
+        sizes = repo / "mlp_sizes"  # the graph executor at batch 1, 2, 4, ..., 32
+        (sizes / "1").mkdir(parents=True)
+        for i, b in enumerate(SIZES):
+            name = "model.relayir" if i == 0 else f"model.{i}.relayir"
+            shutil.copyfile(paths[f"mlp_graph_b{b}"], sizes / "1" / name)
+        (sizes / "config.json").write_text(json.dumps({"max_batch_size": SIZES[-1]}))
     if "resnet18" in paths:  # two instances: kernels run while ctypes has released the GIL
         (repo / "resnet18_x2" / "config.json").write_text(json.dumps({"instances": 2}))
     return {"repo": repo, **paths}
@@ -248,7 +259,7 @@ async def phase_single(session, server, paths, name, shape, clients_list, args) 
 async def phase_batching(session, server, args) -> dict:
     body, headers = binary_request(np.ones((1, 784), "float32"))
     out = {}
-    for name in ("mlp", "mlp_batched"):
+    for name in ("mlp", "mlp_batched", "mlp_sizes"):
         url = f"{server.url}/v2/models/{name}/infer"
         await load(session, url, body, headers, 4, 0.5, 200)
         before = await batch_rows(session, server.url, name)
@@ -258,9 +269,11 @@ async def phase_batching(session, server, args) -> dict:
         if after[1] > before[1]:
             out[name]["mean_batch_rows"] = round((after[0] - before[0]) /
                                                  (after[1] - before[1]), 1)
-    a, b = out["mlp"].get("throughput_rps"), out["mlp_batched"].get("throughput_rps")
-    if a and b:
-        out["batched_over_unbatched"] = round(b / a, 2)
+    a = out["mlp"].get("throughput_rps")
+    for name in ("mlp_batched", "mlp_sizes"):
+        b = out[name].get("throughput_rps")
+        if a and b:
+            out[f"{name}_over_unbatched"] = round(b / a, 2)
     return out
 
 
