@@ -192,7 +192,10 @@ def create_app(repo, poll_seconds: float = 1.0, max_body: int = DEFAULT_MAX_BODY
     ep = Endpoints(manager, metrics, max_body)
     model = "/v2/models/{model}"
     versioned = "/v2/models/{model}/versions/{version}"
-    routes = [
+    # inference first: Starlette tries the routes in order, and infer is the hot one
+    routes = [Route(prefix + "/infer", ep.infer, methods=["POST"])
+              for prefix in (model, versioned)]
+    routes += [
         Route("/v2/health/live", ep.live),
         Route("/v2/health/ready", ep.ready),
         Route("/v2", ep.server_metadata),
@@ -202,9 +205,7 @@ def create_app(repo, poll_seconds: float = 1.0, max_body: int = DEFAULT_MAX_BODY
         Route("/v2/repository/models/{model}/unload", ep.repository_unload, methods=["POST"]),
     ]
     for prefix in (model, versioned):
-        routes += [Route(prefix, ep.model_metadata),
-                   Route(prefix + "/ready", ep.model_ready),
-                   Route(prefix + "/infer", ep.infer, methods=["POST"])]
+        routes += [Route(prefix, ep.model_metadata), Route(prefix + "/ready", ep.model_ready)]
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
