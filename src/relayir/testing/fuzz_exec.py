@@ -85,8 +85,9 @@ def pairs_for(block: Block, executors, targets, opt_levels=(None,)) -> list:
     numpy target runs the references whatever the level: it is checked once."""
     flow = is_dataflow(block)
     # AOT compiles every kernel to C: an op that only has a numpy reference keeps a
-    # program off it (a documented refusal, not a finding)
-    native = all(op in COMPUTE for op in ops_of(block))
+    # program off it (a documented refusal, not a finding). QNN ops have no compute of
+    # their own: CanonicalizeQNN lowers each to ops that do, before any kernel exists
+    native = all(op in COMPUTE or op.startswith("qnn.") for op in ops_of(block))
     out = []
     for e in executors:
         if e == "interp" or e not in available_executors():
