@@ -137,7 +137,7 @@ def _expression_cases():
         (E.Add(c, c), "int8", "(int8_t)(c + c)"),
         (E.Call("exp", [x], "float32"), "float32", "rl_expf(x)"),
         (E.Call("pow", [a, b], "int32"), "int32", "rl_pow_i32(a, b)"),
-        (E.Call("isnan", [x], "bool"), "bool", "(uint8_t)(isnan(x))"),
+        (E.Call("isnan", [x], "bool"), "bool", "(uint8_t)((isnan(x) != 0))"),
         (E.Call("sqrt", [E.Cast("float64", x)], "float64"), "float64", "sqrt((double)x)"),
         (E.Sub(E.FloatImm(-1.5), x), "float32", "-1.5f - x"),
     ]

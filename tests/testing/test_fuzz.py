@@ -23,6 +23,7 @@ from relayir.testing.fuzz_gen import Options, generate
 from relayir.testing.fuzz_known import known
 from relayir.testing.fuzz_ops import NOT_SAMPLED, SAMPLERS
 from relayir.testing.fuzz_program import StepError, main_inputs, to_module
+from relayir.testing.fuzz_schedules import replay
 from relayir.testing.fuzz_shrink import compact, shrink
 
 CORPUS = Path(__file__).resolve().parents[1] / "fuzz_corpus"
@@ -39,7 +40,7 @@ def test_corpus_case_agrees_with_the_interpreter(path):
     """A fixed case must agree; an open one (its fix routed, see ``fuzz_known``) must
     still disagree, so that its fix landing shows up here."""
     mod, inputs, info = read_case(path)
-    found = check(mod, inputs, [parse_pair(info["pair"])])
+    found = check(mod, inputs, [parse_pair(info["pair"])], **replay(info))
     if info.get("status") == "open":
         assert found, f"{path.stem} passes now: mark it fixed and drop its fuzz_known entry"
         pytest.xfail(f"open ({info.get('known', '')}): {found[0].detail[:200]}")

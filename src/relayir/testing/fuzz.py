@@ -116,9 +116,11 @@ def fuzz_one(seed: int, executors, targets, options: Options | None = None,
             again = check(to_module(small), main_inputs(small),
                           [(d.executor, d.target, d.opt_level)], **build)
             detail = again[0].detail if again else d.detail
+            replay = {"pass_config": build["pass_config"],
+                      "schedules": build["schedules"].drawn} if build else {}
             write_case(corpus, name, to_module(small), main_inputs(small),
                        {"seed": seed, "pair": d.pair, "kind": d.kind, "detail": detail,
-                        "status": "open"})
+                        "status": "open", **replay})
             entry["case"] = name
         record["findings"].append(entry)
     return record

@@ -22,9 +22,11 @@ from ..transform.alter_op_layout import ALGORITHM_KEY, BLOCK_KEY, WINOGRAD_TILE_
 
 
 class RandomSchedules(TunedSchedules):
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, drawn: dict | None = None):
+        """``drawn``: configs by workload to use as given (a corpus case's, replayed);
+        a workload not in it draws from the seed."""
         self.rng = random.Random(seed)
-        self.drawn: dict[str, dict | None] = {}  # workload -> the config drawn for it
+        self.drawn: dict[str, dict | None] = dict(drawn or {})  # workload -> its config
 
     def schedule_for(self, fn: Function, target: Target) -> dict | None:
         tgt = Target.parse(target)
@@ -53,4 +55,13 @@ def random_pass_config(rng: random.Random) -> dict:
             BLOCK_KEY: rng.choice((8, 16))}
 
 
-__all__ = ["RandomSchedules", "random_pass_config"]
+def replay(info: dict) -> dict:
+    """``check``'s build arguments for a corpus case made under random schedules (its
+    header's ``schedules`` and ``pass_config``), or none."""
+    if "pass_config" not in info:
+        return {}
+    return {"schedules": RandomSchedules(info.get("seed", 0), info.get("schedules")),
+            "pass_config": info["pass_config"]}
+
+
+__all__ = ["RandomSchedules", "random_pass_config", "replay"]

@@ -219,7 +219,9 @@ class _Lowering:
                     ann["simdlen"] = self.sched.simdlen
                 if reduction:
                     ann["reduction"] = reduction
-            if innermost and self.sched.unroll:
+            # gcc takes no pragma between the loops of an OpenMP collapse: a loop inside
+            # one is not unrolled (found by the fuzzer under a random schedule)
+            if innermost and self.sched.unroll and not (n_parallel > 1 and k < n_parallel):
                 ann["unroll"] = self.sched.unroll
             if k == 0 and n_parallel:
                 kind = PARALLEL
