@@ -26,6 +26,7 @@ QGEMM = r"""
 #include <immintrin.h>
 #endif
 enum { RL_QMR = 6, RL_QNB = 2 };  /* rows and 16-column blocks of one register tile */
+enum { RL_QSUB = 8 };  /* register tiles of rows per output staging block (convolution) */
 
 /* The 4-byte group at p as the int32 that vpdpbusd broadcasts; `n` < 4 valid bytes are
    zero filled (a dense row's tail). */
@@ -77,6 +78,18 @@ static inline __attribute__((always_inline)) void rl_qtile(
         const __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
         _mm512_mask_storeu_epi32(c + i * ldm + 16 * v, m, acc[i][v]);
       }
+    return;
+  }
+  if (ldm == 1 && ldn < (1 << 26)) {  /* columns strided (NCHW output): one scatter per row */
+    const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i idx = _mm512_mullo_epi32(lanes, _mm512_set1_epi32((int32_t)ldn));
+    for (int v = 0; v < nb; ++v) {
+      const int64_t left = nvalid - 16 * v;
+      if (left <= 0) break;
+      const __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+      for (int i = 0; i < rows; ++i)
+        _mm512_mask_i32scatter_epi32((void*)(c + i + 16 * v * ldn), m, idx, acc[i][v], 4);
+    }
     return;
   }
   for (int i = 0; i < rows; ++i)
@@ -180,7 +193,8 @@ int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
   const int64_t C4 = (C + 3) / 4 * 4, gps = C4 / 4, k4 = KH * KW * gps;
   const int64_t Hp = (OH - 1) * sh + (KH - 1) * dh + 1, Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
   const int64_t M = OH * OW, nblocks = (O + 15) / 16;
-  const int64_t panels = (nblocks + RL_QNB - 1) / RL_QNB, tiles = (M + RL_QMR - 1) / RL_QMR;
+  const int64_t panels = (nblocks + RL_QNB - 1) / RL_QNB;
+  const int64_t supers = (M + RL_QSUB * RL_QMR - 1) / (RL_QSUB * RL_QMR);
   uint8_t* buf = (uint8_t*)malloc((size_t)(Hp * Wp * C4 + 64));
   int64_t* seg = (int64_t*)malloc((size_t)(KH * KW) * sizeof(int64_t));
   if (!buf || !seg) { free(buf); free(seg); return -1; }
@@ -192,14 +206,14 @@ int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
     for (int64_t j = 0; j < KW; ++j) seg[i * KW + j] = (i * dh * Wp + j * dw) * C4;
   if (merged)
     for (int64_t i = 0; i < KH; ++i) seg[i] = i * dh * Wp * C4;
-  const int team = rl_team(M * O * KH * KW * C, min_work, tiles * panels);
+  const int team = rl_team(M * O * KH * KW * C, min_work, supers * panels);
   for (int64_t b = 0; b < N; ++b) {
     const uint8_t* xb = x + b * C * H * W;
     int32_t* ob = out + b * O * M;
     #pragma omp parallel num_threads(team) if(team > 1)
     {
       rl_team_arrive();
-      #pragma omp for schedule(static)
+      #pragma omp for schedule(static) nowait
       for (int64_t r = 0; r < Hp; ++r) {
         uint8_t* row = buf + r * Wp * C4;
         const int64_t h = r - pt;
@@ -215,18 +229,29 @@ int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
           }
         }
       }
+      rl_team_barrier();  /* the copy is whole (and a partner held up is noticed) */
+      /* RL_QSUB register tiles of rows share one panel and store through `stage`, so
+         that each output channel gets RL_QSUB * RL_QMR contiguous int32 (NCHW) instead of
+         a scatter of RL_QMR per tile */
+      int32_t stage[RL_QNB * 16][RL_QSUB * RL_QMR];
       #pragma omp for schedule(static) nowait
-      for (int64_t t = 0; t < tiles * panels; ++t) {
-        const int64_t m0 = (t / panels) * RL_QMR, p = t % panels, n0 = p * RL_QNB * 16;
-        const int rows = (int)(M - m0 < RL_QMR ? M - m0 : RL_QMR);
+      for (int64_t t = 0; t < supers * panels; ++t) {
+        const int64_t s0 = (t / panels) * RL_QSUB * RL_QMR, p = t % panels, n0 = p * RL_QNB * 16;
         const int nb = (int)(nblocks - p * RL_QNB < RL_QNB ? nblocks - p * RL_QNB : RL_QNB);
-        const uint8_t* ar[RL_QMR];
-        for (int i = 0; i < RL_QMR; ++i) {
-          const int64_t m = m0 + (i < rows ? i : rows - 1), oh = m / OW, ow = m % OW;
-          ar[i] = buf + (oh * sh * Wp + ow * sw) * C4;
+        const int64_t span = M - s0 < RL_QSUB * RL_QMR ? M - s0 : RL_QSUB * RL_QMR;
+        for (int64_t m0 = s0; m0 < s0 + span; m0 += RL_QMR) {
+          const int rows = (int)(M - m0 < RL_QMR ? M - m0 : RL_QMR);
+          const uint8_t* ar[RL_QMR];
+          for (int i = 0; i < RL_QMR; ++i) {
+            const int64_t m = m0 + (i < rows ? i : rows - 1), oh = m / OW, ow = m % OW;
+            ar[i] = buf + (oh * sh * Wp + ow * sw) * C4;
+          }
+          rl_qtile(ar, seg, nseg, sgps, 4 * sgps, bp + p * RL_QNB * k4 * 64, k4,
+                   &stage[0][m0 - s0], 1, RL_QSUB * RL_QMR, rows, nb, O - n0);
         }
-        rl_qtile(ar, seg, nseg, sgps, 4 * sgps, bp + p * RL_QNB * k4 * 64, k4,
-                 ob + n0 * M + m0, 1, M, rows, nb, O - n0);
+        const int64_t cols = O - n0 < 16 * nb ? O - n0 : 16 * nb;
+        for (int64_t j = 0; j < cols; ++j)
+          memcpy(ob + (n0 + j) * M + s0, stage[j], (size_t)span * sizeof(int32_t));
       }
     }
   }
