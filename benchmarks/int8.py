@@ -15,7 +15,9 @@ each returning its output for the same input (seed 0):
 - ``relayir_ort_q``: ONNX Runtime's quantized file, imported (not re-quantized), built;
 - ``ort_fp32`` / ``ort_int8``: ONNX Runtime on the float / its quantized file.
 
-Latency is the median over >= 1 s of runs after warm-up; the output columns compare each
+Latency is the median over >= 1 s of runs after warm-up, every engine called as users
+call it with its outputs returned (relayir: ``runtime.wrap(lib).run(inputs)``, ORT:
+``session.run``); the output columns compare each
 engine with ``relayir_fp32`` (max |diff| / max |fp32|, and top-1 agreement for the CNNs).
 The line ``isa`` says which int8 path the generated C compiled (the compiler's macros
 under -march=native: AVX512-VNNI, AVX-VNNI, AVX2 or scalar).
@@ -142,11 +144,9 @@ def one(engine: str, model: str, workdir: str, threads: int) -> dict:
         with relay.transform.PassContext(opt_level=3):
             lib = relay.build(mod, target="cpu", params=params)
         result["build_s"] = time.perf_counter() - t0 - result["quantize_s"]
-        gm = relay.graph_executor.GraphModule(lib)
-        gm.set_input(**x)
-        gm.run()
-        out = gm.get_output(0)
-        result["latency_ms"] = 1e3 * _time(gm.run)
+        model = relay.runtime.wrap(lib)  # as users call it: inputs in, outputs returned
+        out = model.run(x)[0]
+        result["latency_ms"] = 1e3 * _time(lambda: model.run(x))
     np.save(os.path.join(workdir, f"out_{engine}.npy"), np.asarray(out))
     return result
 
