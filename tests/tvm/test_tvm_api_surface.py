@@ -221,3 +221,13 @@ def test_testing_utils_generate_ref_data(needs_cc):
     out = generate_ref_data(mod, {"input": data})
     np.testing.assert_allclose(out["output"], np.arctan(data), rtol=1e-6)
     assert IS_IN_CI in (True, False)
+
+
+def test_refused_classes_can_be_subclassed_and_star_imported():
+    namespace = {}
+    exec("from relayir.tvm.relay.dataflow_pattern import *\n"  # noqa: S102
+         "class Callback(DFPatternCallback):\n    pass\n", namespace)
+    with pytest.raises(NotInRelayirError, match="DFPatternCallback is not part of relayir"):
+        namespace["Callback"]()
+    t = tvm.target.Target("cuda").with_host(tvm.target.Target("llvm"))
+    assert t.kind.name == "cuda" and t.host.kind.name == "llvm"

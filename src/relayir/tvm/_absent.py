@@ -30,6 +30,9 @@ ABSENT = {
     "relay.op.contrib": "relayir has no external codegens (BYOC)",
     "relay.op.contrib.register": "relayir has no external codegens (BYOC)",
     "contrib.pipeline_executor": "relayir has no pipeline executor",
+    "contrib.cudnn": "relayir has no GPU libraries (cuDNN)",
+    "contrib.cublas": "relayir has no GPU libraries (cuBLAS)",
+    "contrib.dnnl": "relayir has no external kernel libraries (DNNL)",
     "contrib.pipeline_executor_build": "relayir has no pipeline executor",
     "meta_schedule": "relayir tunes with relayir.autotune, not MetaSchedule",
 }

@@ -26,15 +26,17 @@ class NotInRelayirError(Error, NotImplementedError):
 
 
 def not_in_relayir(api: str, why: str = ""):
-    """A function standing for the TVM API ``api`` that raises ``NotInRelayirError``
-    when called (so that a module importing it still loads)."""
-    def refuse(*args, **kwargs):
-        raise NotInRelayirError(f"{api} is not part of relayir" + (f": {why}" if why else ""))
+    """A stand-in for the TVM API ``api`` (a function or a class in TVM) that raises
+    ``NotInRelayirError`` when called or instantiated, so that a module importing it,
+    or subclassing it at import time (``class C(DFPatternCallback)``), still loads."""
+    message = f"{api} is not part of relayir" + (f": {why}" if why else "")
 
-    refuse.__name__ = api.rsplit(".", 1)[-1]
-    refuse.__qualname__ = refuse.__name__
-    refuse.__doc__ = f"``{api}``: not part of relayir. {why}"
-    return refuse
+    def __new__(cls, *args, **kwargs):
+        raise NotInRelayirError(message)
+
+    name = api.rsplit(".", 1)[-1]
+    return type(name, (), {"__new__": __new__, "__doc__": f"``{api}``: not part of "
+                           f"relayir. {why}", "__module__": api.rsplit(".", 1)[0]})
 
 
 def refusing_module(module: str, why: str):

@@ -68,6 +68,10 @@ class Target(_Target):
     def mcpu(self) -> str:
         return self.attrs.get("mcpu", "")
 
+    def with_host(self, host=None) -> Target:
+        """This target with ``host`` as its host (TVM's ``Target.with_host``)."""
+        return Target(self.text, host=host)
+
     def __enter__(self) -> Target:
         Target._stack.append(self)
         return self
