@@ -36,6 +36,7 @@ def run(args, console: Console) -> int:
     note = f", {compiled.cache_note}" if compiled.cache_note else ""
     console.print(f"wrote {output} ({compiled.describe()}, {size / 1e6:.2f} MB) in "
                   f"{compiled.seconds:.2f} s{note}")
+    console.print(f"kernels: {compiled.model.kernel_summary()}")
     if args.dump_ir:
         console.print(f"IR after each pass in {args.dump_ir}/")
     return 0

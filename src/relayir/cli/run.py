@@ -64,6 +64,7 @@ def run(args, console: Console) -> int:
         times = [runner.time_run() * 1e3 for _ in range(repeat)]
     console.print(f"model       {args.model}: {compiled.describe()}, {how} in "
                   f"{compiled.seconds:.2f} s")
+    console.print(f"kernels     {compiled.model.kernel_summary()}")
     if times:
         console.print(f"latency     {statistics.median(times):.3f} ms median of {len(times)} "
                       f"(min {min(times):.3f}, max {max(times):.3f} ms)")

@@ -11,6 +11,7 @@ import numpy as np
 from ..executor import create_executor
 from ..ir.op import get_op
 from ..op import list_ops
+from ..runtime import wrap
 from ..testing.models import WORKLOADS, get_workload, make_inputs
 from ..transform import InferType, PassContext
 from .command import Command, positive_int
@@ -44,6 +45,9 @@ def run_workload(args, console: Console) -> int:
     p(f"model       {args.model} (batch {args.batch}), executor {executor}, "
       f"target {args.target}, opt level {args.opt_level}")
     p(f"compile     {prepare * 1e3:.1f} ms")
+    built = _built(run)
+    if built is not None:
+        p(f"kernels     {wrap(built).kernel_summary()}")
     if times:
         p(f"latency     {statistics.median(times) * 1e3:.3f} ms median of {repeat} "
           f"(min {min(times) * 1e3:.3f} ms)")
@@ -55,6 +59,16 @@ def run_workload(args, console: Console) -> int:
         ref_err = float(np.max(np.abs(out.astype("float64") - ref_run(**inputs))))
         p(f"            {ref_err:.3g} against the numpy target")
     return 0 if err / scale < 1e-4 else 1
+
+
+def _built(run):
+    """What ``create_executor(...).evaluate()`` built: the graph/AOT factory or the VM
+    executable (None for the interpreter)."""
+    module = getattr(run, "module", None)
+    if module is not None:
+        return module.module
+    vm = getattr(run, "vm", None)
+    return vm.exe if vm is not None else None
 
 
 def _print_args(p) -> None:

@@ -93,6 +93,23 @@ class CompiledModel:
         raise NotImplementedError
 
     @property
+    def references(self) -> dict[str, str]:
+        """The kernels that run as numpy references, each with why (none: all C)."""
+        return {name: "" for name, kind in self.kernels.items() if kind == "reference"}
+
+    def kernel_summary(self) -> str:
+        """One line for users, never silent about references: ``all 31 kernels are C``
+        or ``2 of 31 kernels run as numpy references: f (why); ...``."""
+        kinds = self.kernels
+        if not kinds:
+            return "one native entry point (the AOT library keeps no kernel table)"
+        refs = self.references
+        if not refs:
+            return f"all {len(kinds)} kernels are C"
+        reasons = "; ".join(f"{n} ({why})" if why else n for n, why in sorted(refs.items()))
+        return f"{len(refs)} of {len(kinds)} kernels run as numpy references: {reasons}"
+
+    @property
     def kernels(self) -> dict[str, str]:
         """Kernel name → ``"c"`` (generated C) or ``"reference"`` (a numpy reference)."""
         raise NotImplementedError

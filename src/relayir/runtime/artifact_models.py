@@ -73,6 +73,13 @@ class GraphModel(_ExecutorModel):
         return {name: "c" if isinstance(lib[name], CKernel) else "reference" for name in lib}
 
     @property
+    def references(self) -> dict[str, str]:
+        lib = self.artifact.get_lib()
+        if lib.kind == "numpy":
+            return dict.fromkeys(lib, "target numpy")
+        return lib.references()
+
+    @property
     def c_source(self) -> str | None:
         get = getattr(self.artifact.get_lib(), "get_source", None)
         return get() if get is not None else None

@@ -58,6 +58,11 @@ class VMModel(CompiledModel):
                 for k in self.artifact.kernels if k is not None}
 
     @property
+    def references(self) -> dict[str, str]:
+        return {k.name: getattr(k, "reason", "") or f"target {self.target}"
+                for k in self.artifact.kernels if k is not None and not isinstance(k, CKernel)}
+
+    @property
     def c_source(self) -> str | None:
         get = getattr(self.artifact.kernel_library, "get_source", None)
         return get() if get is not None else None
