@@ -183,3 +183,15 @@ def test_a_wrong_kernel_is_a_mismatch_not_rounding(spoiled, case, level):
     assert [(f.pair, f.kind) for f in found] == [
         (f"graph/cpu/O{level}", "mismatch"), (f"vm/cpu/O{level}", "mismatch")], found
     assert sum(report.excused.values()) == 0
+
+
+def test_a_max_over_both_zeros_is_a_signed_zero_tie_and_a_lone_zero_is_not():
+    mod = _module("def @main(%x: Tensor[(1, 1, 2, 4), float32]) "
+                  "{ nn.max_pool2d(%x, pool_size=[2, 2], strides=[2, 2]) }")
+    x = np.array([[[[0.0, -0.0, -0.0, -1.0], [-2.0, -3.0, -0.0, -0.0]]]], "float32")
+    want = np.array([[[[0.0, -0.0]]]], "float32")
+    bound = error_bounds(mod, [x])
+    _, excused = judge(want, np.array([[[[-0.0, -0.0]]]], "float32"), bound)
+    assert excused["signed-zero tie"] == 1  # both zeros in the first window
+    diff, excused = judge(want, np.array([[[[0.0, 0.0]]]], "float32"), bound)
+    assert diff and sum(excused.values()) == 0  # the second window holds -0.0 only

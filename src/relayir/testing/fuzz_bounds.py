@@ -58,6 +58,14 @@ LINEAR = {"add": "add", "subtract": "add", "sum": "sum", "mean": "mean",
           "nn.adaptive_avg_pool1d": "nn.adaptive_avg_pool1d",
           "nn.adaptive_avg_pool2d": "nn.adaptive_avg_pool2d",
           "nn.adaptive_avg_pool3d": "nn.adaptive_avg_pool3d"}
+# selections whose result among equal +0.0 and -0.0 depends on the order the operands
+# are compared in (numpy's np.max([0., -0.]) is -0.0, np.max([-0., 0.]) is 0.0): where
+# the window holds both zeros, the zero's sign is a tie (``ZERO_TIE``), not semantics
+MAX_LIKE = ("max", "maximum", "dyn.max", "nn.max_pool1d", "nn.max_pool2d", "nn.max_pool3d",
+            "nn.global_max_pool2d")
+MIN_LIKE = ("min", "minimum", "dyn.min")
+ZERO_TIE = float(np.nextafter(0.0, 1.0))  # the bound that marks such a zero
+
 # ops linear in each of two arguments together
 BILINEAR = ("multiply", "nn.dense", "nn.matmul", "nn.batch_matmul", "nn.conv1d", "nn.conv2d",
             "nn.conv3d", "nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose")
@@ -163,6 +171,9 @@ def _call(call: Call, xs: list, es: list, rng) -> tuple:
     if isinstance(v, tuple):  # ops with several results: the generic rule per field
         return v, _generic(call, xs, es, v, rng)
     name = call.op.name
+    if (name in MAX_LIKE or name in MIN_LIKE) and v.dtype.kind == "f":
+        bound = _generic(call, xs, es, v, rng)
+        return v, np.where((bound == 0) & _zero_tie(call, xs, v), ZERO_TIE, bound)
     if v.dtype.kind == "f":
         eps = _eps(v.dtype)
         try:
@@ -209,6 +220,20 @@ def _bilinear(call, xs, es, v, eps) -> np.ndarray:
     return np.abs(carried) + k * eps * magnitude
 
 
+def _zero_tie(call, xs, v) -> np.ndarray:
+    """Where the zero result of a max/min came from a window holding both +0.0 and
+    -0.0: the op applied to indicator arrays says whether any operand in the window
+    is each zero (max of indicators; min of their negations)."""
+    sign = 1.0 if call.op.name in MAX_LIKE else -1.0
+
+    def present(which):
+        ind = [sign * ((np.asarray(x) == 0) & (np.signbit(x) == which)).astype(
+            np.asarray(x).dtype) if _is_float(x) else x for x in xs]
+        return sign * np.asarray(_apply(call, ind), "float64") > 0
+
+    return (v == 0) & present(True) & present(False)
+
+
 def _winograd_eligible(call, weight) -> bool:
     """A 3×3, stride-1, undilated 2-D convolution: level 3 may run it as Winograd."""
     if call.op.name != "nn.conv2d" or np.ndim(weight) != 4:
@@ -232,10 +257,10 @@ def _generic(call, xs, es, v, rng):
         if not f:
             reach.append(None)
             continue
-        reach.append(_rebuild(x, [np.where(np.isfinite(ee), ee, 0.0)
-                                  + ELEMENTWISE_K * _eps(np.asarray(xx).dtype)
-                                  * np.abs(np.asarray(xx, "float64"))
-                                  for xx, ee in zip(_flat(x), _flat(e))]))
+        reach.append(_rebuild(x, [np.where(np.isfinite(ee), ee, 0.0) + np.where(
+            np.isfinite(xx), ELEMENTWISE_K * _eps(np.asarray(xx).dtype)
+            * np.abs(np.asarray(xx, "float64")), 0.0)  # NaN and Inf stay where they are
+            for xx, ee in zip(_flat(x), _flat(e))]))
     tainted = [_rebuild(e, [~np.isfinite(ee) for ee in _flat(e)]) for e in es]
     bound = [np.zeros(np.shape(x), "float64") for x in flat_v]
     undetermined = [np.zeros(np.shape(x), bool) for x in flat_v]
@@ -288,7 +313,8 @@ def _generic(call, xs, es, v, rng):
     out = []
     for w, b, u in zip(flat_v, bound, undetermined):
         if np.asarray(w).dtype.kind == "f":
-            b = b + ELEMENTWISE_K * _eps(np.asarray(w).dtype) * np.abs(np.asarray(w, "float64"))
+            w64 = np.asarray(w, "float64")
+            b = b + np.where(np.isfinite(w64), ELEMENTWISE_K * _eps(w.dtype) * np.abs(w64), 0.0)
         out.append(np.where(u, np.inf, b))
     return _rebuild(v, out)
 
@@ -329,4 +355,4 @@ def _scramble(x, tainted, rng):
     return np.where(tainted, other, x)
 
 
-__all__ = ["error_bounds"]
+__all__ = ["MAX_LIKE", "MIN_LIKE", "ZERO_TIE", "error_bounds"]

@@ -11,6 +11,9 @@ from the bounds ``fuzz_bounds.error_bounds`` derives from the computation:
 - ``error bound``: a finite float within the rounding bound of its own terms (a sum
   that cancels large terms, a Winograd convolution), or a zero whose sign rounding
   decides (its bound is not 0);
+- ``signed-zero tie``: a max or min (a pool, a reduction) whose window held both +0.0
+  and -0.0: which zero comes out depends on the order the operands are compared in
+  (numpy's own answer does), so either sign is the op's answer;
 - ``undetermined``: the element's exact value is not fixed at the program's precision
   (a comparison, ``floor`` or integer cast of a value within rounding of the decision,
   a pole within rounding, and all that is computed from it): any result, NaN and Inf
@@ -26,9 +29,11 @@ from collections import Counter
 
 import numpy as np
 
+from .fuzz_bounds import ZERO_TIE
+
 # dtype -> (rtol, atol)
 TOLERANCE = {"float16": (1e-2, 1e-3), "float32": (1e-4, 1e-6), "float64": (1e-9, 1e-12)}
-RULES = ("error bound", "undetermined")
+RULES = ("error bound", "signed-zero tie", "undetermined")
 
 
 def differences(want, got, where: str = "out") -> list[str]:
@@ -102,6 +107,8 @@ def explained_by(w: np.ndarray, g: np.ndarray, bound: np.ndarray) -> np.ndarray:
             within = (np.isfinite(wf) & np.isfinite(gf) & np.isfinite(bound) & (bound > 0)
                       & (np.abs(wf - gf) <= bound))
         out[within] = "error bound"
+        tie = (bound == ZERO_TIE) & (wf == 0) & (gf == 0)
+        out[tie] = "signed-zero tie"
     return out
 
 
