@@ -2,6 +2,7 @@
 
     python benchmarks/int8.py                          # resnet18, mobilenet_v2, bert; 2 threads
     python benchmarks/int8.py --models resnet18 --threads 2 --calibration 8
+    python benchmarks/int8.py --layers                 # resnet18's int8 convs vs the int8 peak
 
 Per model, the float model is the built-in workload's PyTorch twin exported to ONNX; the
 calibration set is ``--calibration`` random inputs (seeds 1..n). ONNX Runtime quantizes
@@ -19,6 +20,12 @@ Latency is the median over >= 1 s of runs after warm-up, every engine called as 
 call it with its outputs returned (relayir: ``runtime.wrap(lib).run(inputs)``, ORT:
 ``session.run``); the output columns compare each
 engine with ``relayir_fp32`` (max |diff| / max |fp32|, and top-1 agreement for the CNNs).
+``--layers``: each distinct conv layer of resnet18 (batch 1, 224x224) built alone as
+``qnn.conv2d`` + ``qnn.requantize`` (uint8 data, int8 per-channel weights), its int8
+ops/s (2 x multiply-adds / time) next to the machine's measured peak for the path in use:
+a C loop of independent ``vpdpbusd`` (or the AVX2 pair) over registers, one thread, times
+the threads.
+
 The line ``isa`` says which int8 path the generated C compiled (the compiler's macros
 under -march=native: AVX512-VNNI, AVX-VNNI, AVX2 or scalar).
 """
@@ -151,6 +158,102 @@ def one(engine: str, model: str, workdir: str, threads: int) -> dict:
     return result
 
 
+# resnet18's distinct convolutions: (in, out, kernel, stride, input size)
+RESNET18_CONVS = [(3, 64, 7, 2, 224), (64, 64, 3, 1, 56), (64, 128, 3, 2, 56), (64, 128, 1, 2, 56),
+                  (128, 128, 3, 1, 28), (128, 256, 3, 2, 28), (128, 256, 1, 2, 28),
+                  (256, 256, 3, 1, 14), (256, 512, 3, 2, 14), (256, 512, 1, 2, 14),
+                  (512, 512, 3, 1, 7)]
+
+_PEAK_C = r"""
+#include <immintrin.h>
+#include <stdint.h>
+int64_t peak(int64_t iters, int32_t* out) {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  __m512i a[12], x = _mm512_set1_epi32(0x01010101), w = _mm512_set1_epi32(0x01FF01FF);
+  for (int i = 0; i < 12; ++i) a[i] = _mm512_setzero_si512();
+  for (int64_t k = 0; k < iters; ++k) {
+    #pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) a[i] = _mm512_dpbusd_epi32(a[i], x, w);
+  }
+  for (int i = 1; i < 12; ++i) a[0] = _mm512_add_epi32(a[0], a[i]);
+  _mm512_storeu_si512(out, a[0]);
+  return iters * 12 * 64 * 2;   /* int8 ops: 64 multiply-adds per instruction */
+#elif defined(__AVXVNNI__)
+  __m256i a[12], x = _mm256_set1_epi32(0x01010101), w = _mm256_set1_epi32(0x01FF01FF);
+  for (int i = 0; i < 12; ++i) a[i] = _mm256_setzero_si256();
+  for (int64_t k = 0; k < iters; ++k) {
+    #pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) a[i] = _mm256_dpbusd_avx_epi32(a[i], x, w);
+  }
+  for (int i = 1; i < 12; ++i) a[0] = _mm256_add_epi32(a[0], a[i]);
+  _mm256_storeu_si256((__m256i*)out, a[0]);
+  return iters * 12 * 32 * 2;
+#else
+  __m256i a[12], x = _mm256_set1_epi32(0x00010001), w = _mm256_set1_epi32(0x0003FFFF);
+  for (int i = 0; i < 12; ++i) a[i] = _mm256_setzero_si256();
+  for (int64_t k = 0; k < iters; ++k) {
+    #pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(x, w));
+  }
+  for (int i = 1; i < 12; ++i) a[0] = _mm256_add_epi32(a[0], a[i]);
+  _mm256_storeu_si256((__m256i*)out, a[0]);
+  return iters * 12 * 16 * 2;   /* the AVX2 path: 16 exact multiply-adds per vpmaddwd */
+#endif
+}
+"""
+
+
+def int8_peak() -> float:
+    """One thread's int8 ops/s on independent vpdpbusd (or vpmaddwd) chains."""
+    import ctypes
+
+    cc = os.environ.get("CC", "cc")
+    with tempfile.TemporaryDirectory() as d:
+        src, lib = os.path.join(d, "peak.c"), os.path.join(d, "peak.so")
+        with open(src, "w") as f:
+            f.write(_PEAK_C)
+        subprocess.run([cc, "-O3", "-march=native", "-shared", "-fPIC", src, "-o", lib],
+                       check=True)
+        fn = ctypes.CDLL(lib).peak
+        fn.restype, fn.argtypes = ctypes.c_int64, [ctypes.c_int64, ctypes.c_void_p]
+        out = np.zeros(16, np.int32)
+        best = 0.0
+        for _ in range(5):
+            t0 = time.perf_counter()
+            ops = fn(20_000_000, out.ctypes.data)
+            best = max(best, ops / (time.perf_counter() - t0))
+    return best
+
+
+def layers(threads: int) -> None:
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    import relayir as relay
+
+    qnn = relay.qnn.op
+    r = np.random.default_rng(0)
+    peak = int8_peak()
+    print(f"int8 peak (one thread, measured): {peak / 1e9:.0f} GOP/s; x {threads} threads = "
+          f"{threads * peak / 1e9:.0f}\n")
+    print("| layer (in, out, k, stride, size) | ms | int8 GOP/s | % of peak |")
+    print("|---|---|---|---|")
+    for cin, cout, k, s, size in RESNET18_CONVS:
+        x = relay.var("x", shape=(1, cin, size, size), dtype="uint8")
+        w = relay.const(r.integers(-127, 128, (cout, cin, k, k)).astype("int8"))
+        ws = r.uniform(0.001, 0.01, cout).astype("float32")
+        acc = qnn.conv2d(x, w, 128, 0, 0.02, ws, strides=(s, s), padding=(k // 2, k // 2))
+        y = qnn.requantize(acc, relay.const(np.float32(0.02) * ws), 0, 0.05, 0, axis=1,
+                           out_dtype="uint8")
+        with relay.transform.PassContext(opt_level=3):
+            lib = relay.build(relay.IRModule.from_expr(relay.Function([x], y)), target="cpu")
+        model = relay.runtime.wrap(lib)
+        feed = {"x": r.integers(0, 256, (1, cin, size, size)).astype("uint8")}
+        sec = _time(lambda m=model, f=feed: m.run(f))
+        out = (size + 2 * (k // 2) - k) // s + 1
+        ops = 2 * cout * cin * k * k * out * out
+        print(f"| {cin}, {cout}, {k}, {s}, {size} | {sec * 1e3:.3f} | {ops / sec / 1e9:.0f} | "
+              f"{100 * ops / sec / (threads * peak):.0f}% |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default=",".join(MODELS))
@@ -159,7 +262,13 @@ def main() -> None:
     ap.add_argument("--calibration", type=int, default=8)
     ap.add_argument("--one", nargs=2, metavar=("ENGINE", "MODEL"))
     ap.add_argument("--workdir")
+    ap.add_argument("--layers", action="store_true",
+                    help="resnet18's int8 conv layers against the measured int8 peak")
     a = ap.parse_args()
+    if a.layers:
+        print(f"threads {a.threads}, int8 path: {isa()}\n")
+        layers(a.threads)
+        return
     if a.one:
         print(json.dumps(one(*a.one, a.workdir, a.threads)))
         return
