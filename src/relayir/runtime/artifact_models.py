@@ -41,9 +41,7 @@ class _ExecutorModel(CompiledModel):
         self.module.set_input(**dict(zip(self._names, arrays)))
 
     def _run(self, arrays):
-        self._set(arrays)
-        self.module.run()
-        return self.module.get_outputs()
+        return self.module.run_checked(arrays)  # check_inputs has checked them
 
     def benchmark(self, inputs=None, number: int = 10, repeat: int = 3,
                   min_repeat_ms: float = 0.0) -> BenchmarkResult:

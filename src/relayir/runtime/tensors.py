@@ -70,11 +70,21 @@ def shape_text(shape) -> str:
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
+# the numpy dtype of each dtype name, native byte order (the per-call fast path's)
+_NATIVE = {name: np.dtype(name) for name in (
+    "float32", "float64", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "bool")}
+_FOREIGN = object()  # no dtype equals it
+
+
 def check_input(what: str, value, dtype: str, shape: Sequence, error: type = Error
                 ) -> np.ndarray:
     """``value`` as an array of ``dtype`` whose shape fits ``shape`` (ints must match;
     anything else is a symbolic dim), by the rule of the module docstring; ``error``
     (a ``relayir.Error`` subclass) names ``what`` otherwise."""
+    if type(value) is np.ndarray and value.shape == shape and value.dtype == _NATIVE.get(
+            dtype, _FOREIGN):
+        return value  # the common case, checked in ~0.3 µs: exactly what the model takes
     if value is None:
         raise error(f"input {what}: no value given")
     value = as_numpy(value)
