@@ -25,7 +25,8 @@ QGEMM = r"""
     || defined(__AVXVNNI__) || defined(__AVX2__))
 #include <immintrin.h>
 #endif
-enum { RL_QMR = 6, RL_QNB = 2 };  /* rows and 16-column blocks of one register tile */
+enum { RL_QMR = 6, RL_QNB = 2 };  /* rows and 16-column blocks of one register tile
+                                     (the AVX-512 loop names its 6 rows) */
 enum { RL_QSUB = 8 };  /* register tiles of rows per output staging block (convolution) */
 
 /* The 4-byte group at p as the int32 that vpdpbusd broadcasts; `n` < 4 valid bytes are
@@ -53,18 +54,29 @@ static inline __attribute__((always_inline)) void rl_qtile(
   __m512i acc[RL_QMR][RL_QNB];
   for (int i = 0; i < RL_QMR; ++i)
     for (int v = 0; v < RL_QNB; ++v) acc[i][v] = _mm512_setzero_si512();
+  const int64_t gfull = tail / 4 < gps ? tail / 4 : gps;  /* groups with 4 valid bytes */
   for (int64_t s = 0; s < nseg; ++s) {
     const int64_t off = seg[s], kg0 = s * gps;
-    for (int64_t g = 0; g < gps; ++g) {
-      const __m512i w0 = _mm512_loadu_si512((const void*)(bp + (kg0 + g) * 64));
-      const __m512i w1 = _mm512_loadu_si512((const void*)(b1 + (kg0 + g) * 64));
-      const int64_t valid = tail - 4 * g;
-      #pragma GCC unroll 6
+    const uint8_t* r0 = ar[0] + off; const uint8_t* r1 = ar[1] + off;
+    const uint8_t* r2 = ar[2] + off; const uint8_t* r3 = ar[3] + off;
+    const uint8_t* r4 = ar[4] + off; const uint8_t* r5 = ar[5] + off;
+    const int8_t* q0 = bp + kg0 * 64;
+    const int8_t* q1 = b1 + kg0 * 64;
+    for (int64_t g = 0; g < gfull; ++g) {  /* no branch: the rows in registers */
+      const __m512i w0 = _mm512_loadu_si512((const void*)(q0 + g * 64));
+      const __m512i w1 = _mm512_loadu_si512((const void*)(q1 + g * 64));
+#define RL_QROW(i, r) { int32_t x; memcpy(&x, r + 4 * g, 4); \
+        const __m512i xv = _mm512_set1_epi32(x); \
+        acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], xv, w0); \
+        acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], xv, w1); }
+      RL_QROW(0, r0) RL_QROW(1, r1) RL_QROW(2, r2) RL_QROW(3, r3) RL_QROW(4, r4) RL_QROW(5, r5)
+#undef RL_QROW
+    }
+    for (int64_t g = gfull; g < gps; ++g) {  /* a dense row's last, partial group */
+      const __m512i w0 = _mm512_loadu_si512((const void*)(q0 + g * 64));
+      const __m512i w1 = _mm512_loadu_si512((const void*)(q1 + g * 64));
       for (int i = 0; i < RL_QMR; ++i) {
-        const uint8_t* p = ar[i] + off + 4 * g;
-        int32_t x;
-        if (valid >= 4) memcpy(&x, p, 4); else x = rl_qgroup(p, valid);
-        const __m512i xv = _mm512_set1_epi32(x);
+        const __m512i xv = _mm512_set1_epi32(rl_qgroup(ar[i] + off + 4 * g, tail - 4 * g));
         acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], xv, w0);
         acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], xv, w1);
       }
