@@ -156,8 +156,10 @@ def _worker(args) -> None:
 
 
 def _drive(args) -> dict:
-    """Run the worker, restarting it after a crash; gather the records."""
+    """Run the worker, restarting it after a crash; gather the records (and every 100
+    programs, the summary so far into ``--report``: a long run stopped early keeps it)."""
     records, crashes, seed, end = [], [], args.seed, args.seed + args.programs
+    start = time.time()
     while seed < end:
         cmd = [sys.executable, "-m", "relayir.testing.fuzz", "--worker", "--seed", str(seed),
                "--programs", str(end - seed), "--executors", ",".join(args.executors),
@@ -176,6 +178,8 @@ def _drive(args) -> dict:
                 records.append(rec)
                 if len(records) % 100 == 0:
                     print(f"progress: {len(records)} programs", file=sys.stderr, flush=True)
+                    if args.report:
+                        _write_report(args.report, records, crashes, time.time() - start)
                 running = None
                 seed = rec["seed"] + 1
                 new = [f for f in rec["findings"] if "known" not in f]
@@ -220,6 +224,12 @@ def summary(records: list, crashes: list, seconds: float) -> dict:
             "ops_seen": sorted({o.split("(")[0] for o in ops}),
             "known": dict(Counter(f["known"] for f in findings if "known" in f)),
             "findings": [f for f in findings if "known" not in f], "crashes": crashes}
+
+
+def _write_report(path: str, records: list, crashes: list, seconds: float) -> None:
+    report = summary(records, crashes, seconds)
+    report["seeds"] = [records[0]["seed"], records[-1]["seed"]] if records else []
+    Path(path).write_text(json.dumps(report, indent=1))
 
 
 def main(argv=None) -> int:
@@ -267,7 +277,7 @@ def main(argv=None) -> int:
                       | {"findings": len(report["findings"])}, indent=1)
     print(text)
     if args.report:
-        Path(args.report).write_text(json.dumps(report, indent=1))
+        _write_report(args.report, result["records"], result["crashes"], time.time() - start)
     return 1 if report["findings"] or report["crashes"] else 0
 
 
