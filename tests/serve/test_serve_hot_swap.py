@@ -80,6 +80,9 @@ def test_new_versions_take_over_under_load_with_no_failed_request(repo, artifact
 
 
 def test_requests_in_flight_finish_on_their_version(repo, artifacts):
+    # the slow run below stands for a slow model, which runs on a worker thread; a model
+    # fast enough to run inline would block the loop, and the swap, with this sleep
+    (repo / "mlp" / "config.json").write_text('{"inline_below_us": 0}')
     with BackgroundServer(repo, poll_seconds=0.05) as s:
         old = s.manager.models["mlp"].current
         real_run = old.run

@@ -2,7 +2,8 @@
 
 A model repository (``repository.py``: ``REPO/<model>/<version>/model.relayir`` and an
 optional ``config.json``) is served over HTTP/REST by a Starlette app (``app.py``) on
-uvicorn (``server.py``): JSON and binary tensors (``protocol.py``), hot swap of new
+uvicorn (``server.py``), inference through a raw ASGI fast path (``infer.py``): JSON and
+binary tensors (``protocol.py``), hot swap of new
 versions (``manager.py``), dynamic batching (``batcher.py``) on worker threads
 (``version.py``), Prometheus metrics and a structured access log. ``ray.py`` serves the
 same repository as a Ray Serve application.

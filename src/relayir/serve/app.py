@@ -6,13 +6,13 @@ metadata and readiness (``/v2/models/<m>[/versions/<v>][/ready]``), inference
 extension (``/v2/repository/index``, ``/v2/repository/models/<m>/load|unload``) and
 ``/metrics`` (Prometheus). Every error is ``{"error": message}`` with the status its
 ``ServeError`` carries (``errors.py``); any other ``relayir.Error`` (a kernel failing) is
-a 500, and the server keeps serving.
+a 500, and the server keeps serving. Inference itself is ``infer.py``'s, whose raw ASGI
+door (``FastInfer``) sits in front of this app.
 """
 
 from __future__ import annotations
 
 import contextlib
-import time
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -20,13 +20,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import Error
 from ..version import __version__
 from .access_log import AccessLog
-from .errors import BadRequest, NotFound, ServeError, TooLarge
+from .errors import NotFound, ServeError
+from .infer import FastInfer, Inference
 from .manager import ModelManager
 from .metrics import Metrics
-from .protocol import HEADER, datatype, decode_request, encode_response
+from .protocol import HEADER, datatype
 from .version import ModelVersion
 
 DEFAULT_MAX_BODY = 64 << 20
@@ -39,10 +39,10 @@ def error(status: int, message: str) -> JSONResponse:
 class Endpoints:
     """The handlers, over one ``ModelManager`` and its ``Metrics``."""
 
-    def __init__(self, manager: ModelManager, metrics: Metrics, max_body: int):
+    def __init__(self, manager: ModelManager, metrics: Metrics, inference: Inference):
         self.manager = manager
         self.metrics = metrics
-        self.max_body = max_body
+        self.inference = inference
 
     # ------------------------------------------------------------ health and metadata
 
@@ -91,69 +91,13 @@ class Endpoints:
     # ------------------------------------------------------------ inference
 
     async def infer(self, request: Request) -> Response:
-        name = request.path_params["model"]
-        start = time.perf_counter()
-        code = 500
-        try:
-            body = await self._body(request)
-            req = decode_request(body, request.headers.get(HEADER))
-            version = self._version(request)
-            version.enter()  # before any await: a swap now waits for this request
-            try:
-                request.state.version = version.number
-                outputs = await self._run(version, req.inputs)
-            finally:
-                version.leave()
-            payload, headers = encode_response(name, str(version.number), req,
-                                               self._select(version, req.requested, outputs))
-            code = 200
-            return Response(payload, headers=headers)
-        except ServeError as exc:
-            code = exc.status
-            return error(exc.status, str(exc))
-        except Error as exc:  # a kernel or executor failure: the request fails, not the server
-            return error(500, f"{type(exc).__name__}: {exc}")
-        finally:
-            self.metrics.requests.labels(name, str(code)).inc()
-            if code != 200:
-                self.metrics.failures.labels(name, str(code)).inc()
-            self.metrics.latency.labels(name).observe(time.perf_counter() - start)
-
-    async def _run(self, version: ModelVersion, inputs: dict) -> list:
-        arrays, rows = version.check(inputs)
-        batcher = self.manager.batcher(version)
-        if batcher is None:
-            return await version.execute(arrays, rows)
-        result = await batcher.submit(arrays, rows)
-        self.metrics.queue.labels(version.name).observe(result.queue_seconds)
-        return result.outputs
-
-    @staticmethod
-    def _select(version: ModelVersion, requested: list[str] | None, outputs: list) -> dict:
-        specs = version.outputs()
-        names = [specs[i].name if i < len(specs) else f"output{i}" for i in range(len(outputs))]
-        by_name = dict(zip(names, outputs))
-        if requested is None:
-            return by_name
-        unknown = [n for n in requested if n not in by_name]
-        if unknown:
-            raise BadRequest(f"model {version.name!r} has no output named "
-                             f"{', '.join(map(repr, unknown))}; its outputs are {', '.join(names)}")
-        return {n: by_name[n] for n in requested}
-
-    async def _body(self, request: Request) -> bytes:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
-            raise TooLarge(f"the request body is {declared} bytes; the limit is "
-                           f"{self.max_body} (relayir serve --max-body-bytes)")
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.max_body:
-                raise TooLarge(f"the request body is over the limit of {self.max_body} bytes "
-                               f"(relayir serve --max-body-bytes)")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        """The Starlette door to ``Inference.answer`` (``infer.py``; ``FastInfer`` is the
+        other one)."""
+        status, body, headers = await self.inference.answer(
+            request.path_params["model"], request.path_params.get("version"),
+            request.headers.get(HEADER), request.headers.get("content-length"),
+            request.receive, request.scope.setdefault("state", {}))
+        return Response(body, status_code=status, headers=headers)
 
     # ------------------------------------------------------------ repository extension
 
@@ -184,15 +128,19 @@ class Endpoints:
 
 
 def create_app(repo, poll_seconds: float = 1.0, max_body: int = DEFAULT_MAX_BODY,
-               access_log: bool = True):
+               access_log: bool = True, fast_path: bool = True):
     """The ASGI app serving the model repository ``repo`` (see the module docstring);
-    ``app.state.manager`` is its ``ModelManager``."""
+    ``app.state.manager`` is its ``ModelManager``. ``fast_path``: infer requests skip
+    Starlette (``infer.FastInfer``); False sends them through its router, as the tests
+    that compare the two do."""
     metrics = Metrics()
     manager = ModelManager(repo, metrics, poll_seconds)
-    ep = Endpoints(manager, metrics, max_body)
+    inference = Inference(manager, metrics, max_body)
+    ep = Endpoints(manager, metrics, inference)
     model = "/v2/models/{model}"
     versioned = "/v2/models/{model}/versions/{version}"
     # inference first: Starlette tries the routes in order, and infer is the hot one
+    # (FastInfer, in front, takes POSTs there before Starlette sees them)
     routes = [Route(prefix + "/infer", ep.infer, methods=["POST"])
               for prefix in (model, versioned)]
     routes += [
@@ -225,6 +173,8 @@ def create_app(repo, poll_seconds: float = 1.0, max_body: int = DEFAULT_MAX_BODY
                     exception_handlers={ServeError: serve_error, HTTPException: http_error})
     app.state.manager = manager
     app.state.metrics = metrics
+    if fast_path:
+        app = FastInfer(app, inference)
     return AccessLog(app) if access_log else app
 
 

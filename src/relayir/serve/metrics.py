@@ -35,6 +35,30 @@ class Metrics:
         self.load_failures = Counter("relayir_model_load_failures",
                                      "Versions that failed to load", ["model"], registry=r)
 
+        # label children bound once per (model, code): ``labels()`` costs a few us a call
+        self._done: dict[tuple[str, int], tuple] = {}
+        self._queue: dict[str, object] = {}
+
+    def request_done(self, model: str, code: int, seconds: float) -> None:
+        """Count one inference request answered with ``code`` after ``seconds``."""
+        bound = self._done.get((model, code))
+        if bound is None:
+            failures = self.failures.labels(model, str(code)) if code != 200 else None
+            bound = self._done[model, code] = (self.requests.labels(model, str(code)),
+                                               failures, self.latency.labels(model))
+        requests, failures, latency = bound
+        requests.inc()
+        if failures is not None:
+            failures.inc()
+        latency.observe(seconds)
+
+    def queued(self, model: str, seconds: float) -> None:
+        """One request's wait for its batch."""
+        child = self._queue.get(model)
+        if child is None:
+            child = self._queue[model] = self.queue.labels(model)
+        child.observe(seconds)
+
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
 

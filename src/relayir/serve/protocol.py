@@ -14,6 +14,8 @@ output's ``parameters.binary_data``), with the same header on the response.
 from __future__ import annotations
 
 import json
+import math
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,10 +30,20 @@ DATATYPES = {
     "FP16": "float16", "FP32": "float32", "FP64": "float64",
 }
 DTYPES = {v: k for k, v in DATATYPES.items()}
+# per request, looked up by the protocol's name or numpy's dtype object: ``dtype.name``
+# and ``np.dtype(...).newbyteorder`` cost microseconds each
+_WIRE = {k: np.dtype(v).newbyteorder("<") for k, v in DATATYPES.items()}  # as sent
+_NATIVE = {k: np.dtype(v) for k, v in DATATYPES.items()}  # as computed on
+_NAMES = {np.dtype(v): k for k, v in DATATYPES.items()}
+_LITTLE = sys.byteorder == "little"
 
 
-def datatype(dtype: str) -> str:
-    """The protocol's name of a numpy dtype (``float32`` → ``FP32``)."""
+def datatype(dtype: str | np.dtype) -> str:
+    """The protocol's name of a numpy dtype (``float32`` or ``np.dtype("float32")`` →
+    ``FP32``)."""
+    if isinstance(dtype, np.dtype):
+        name = _NAMES.get(dtype)
+        return name if name is not None else datatype(dtype.name)
     return DTYPES.get(dtype, dtype.upper())
 
 
@@ -93,8 +105,8 @@ def _decode_tensor(i: int, t, rest: memoryview) -> tuple[np.ndarray, int]:
     if dt not in DATATYPES:
         raise BadRequest(f"input {name!r}: datatype {dt!r} is not supported (one of "
                          f"{', '.join(DATATYPES)})")
-    dtype = np.dtype(DATATYPES[dt]).newbyteorder("<")
-    count = int(np.prod(shape, dtype=np.int64))
+    dtype = _WIRE[dt]
+    count = math.prod(shape)
     size = (t.get("parameters") or {}).get("binary_data_size")
     if size is not None:
         if size != count * dtype.itemsize:
@@ -103,8 +115,8 @@ def _decode_tensor(i: int, t, rest: memoryview) -> tuple[np.ndarray, int]:
         if size > len(rest):
             raise BadRequest(f"input {name!r}: binary_data_size {size}, but only {len(rest)} "
                              f"bytes of binary data remain in the body")
-        array = np.frombuffer(rest[:size], dtype).reshape(shape)
-        return array.astype(dtype.newbyteorder("="), copy=False), size
+        array = np.frombuffer(rest[:size], dtype).reshape(shape)  # no copy: a view of the body
+        return (array if _LITTLE else array.astype(_NATIVE[dt])), size
     data = t.get("data")
     if data is None:
         raise BadRequest(f"input {name!r} has neither \"data\" nor binary_data_size")
@@ -123,10 +135,10 @@ def encode_response(model: str, version: str, request: InferRequest,
     """The response body and its headers: JSON, plus the binary outputs after it."""
     tensors, chunks = [], []
     for name, array in outputs.items():
-        entry = {"name": name, "datatype": datatype(array.dtype.name),
-                 "shape": list(array.shape)}
+        entry = {"name": name, "datatype": datatype(array.dtype), "shape": list(array.shape)}
         if request.all_binary or name in request.binary_outputs:
-            raw = np.ascontiguousarray(array, array.dtype.newbyteorder("<")).tobytes()
+            # tobytes writes row-major whatever the strides: the one copy of the output
+            raw = (array if _LITTLE else array.astype(array.dtype.newbyteorder("<"))).tobytes()
             entry["parameters"] = {"binary_data_size": len(raw)}
             chunks.append(raw)
         else:

@@ -76,8 +76,9 @@ class BackgroundServer:
 
     def __init__(self, repo, host: str = "127.0.0.1", port: int = 0,
                  poll_seconds: float = 0.2, max_body: int = DEFAULT_MAX_BODY,
-                 access_log: bool = False, start_timeout: float = 120.0):
-        self.app = create_app(repo, poll_seconds, max_body, access_log)
+                 access_log: bool = False, start_timeout: float = 120.0,
+                 fast_path: bool = True):
+        self.app = create_app(repo, poll_seconds, max_body, access_log, fast_path)
         self.socket = bind(host, port)
         self.host, self.port = host, self.socket.getsockname()[1]
         self.url = f"http://{host}:{self.port}"

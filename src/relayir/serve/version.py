@@ -25,7 +25,7 @@ from ..runtime import load as load_artifact
 from .errors import BadRequest, ServeError
 from .protocol import datatype
 from .repository import ModelConfig, VersionFiles
-from .workers import Workers
+from .workers import InlineWorker, Workers
 
 DYNAMIC = 0  # the batch-size key of a model whose first dim is symbolic
 
@@ -49,7 +49,9 @@ class ModelVersion:
         self.in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self.workers: Workers | None = None
+        self.workers: Workers | InlineWorker | None = None
+        self.inline = False  # runs on the event loop's thread (see _load)
+        self.label = str(self.number)  # the version as the protocol writes it
         self.load_seconds = 0.0
 
     # ------------------------------------------------------------ loading
@@ -89,7 +91,31 @@ class ModelVersion:
         for instance in sets:
             for size, model in instance.items():
                 _warm_up(model, size)
-        self.workers = Workers(sets, f"relayir-{self.name}-{self.number}")
+        # per request: the checks' facts, read once here
+        self._checks = [(s.name, np.dtype(s.dtype), tuple(self.metadata_shape(s)))
+                        for s in base.input_info]
+        self.output_names = [s.name for s in base.output_info]
+        # a model that runs in less time than a hop to a worker thread and back costs
+        # (tens of us, far more when the cores are busy) runs on the event loop's thread
+        # instead; ``instances`` > 1 asks for threads, and gets them. Only with static
+        # shapes (the batch dim aside): a request cannot then run longer than measured
+        limit = self.config.inline_below_us * 1e-6
+        static = all(isinstance(d, int) for s in base.input_info
+                     for d in (s.shape[1:] if self.batching else s.shape))
+        self.inline = n == 1 and limit > 0 and static and \
+            _fastest_run(*self._largest_run()) < limit
+        self.workers = InlineWorker(sets[0]) if self.inline else \
+            Workers(sets, f"relayir-{self.name}-{self.number}")
+
+    def _largest_run(self) -> tuple[CompiledModel, int]:
+        """The model file and batch size of the longest run a request or batch makes."""
+        if not self.batching:
+            key = next(iter(self.models))
+            return self.models[key], max(key, 1)
+        if DYNAMIC in self.models:
+            return self.models[DYNAMIC], self.max_rows
+        size = min(s for s in self.models if s >= self.max_rows)
+        return self.models[size], size
 
     # ------------------------------------------------------------ describing
 
@@ -122,29 +148,29 @@ class ModelVersion:
     def check(self, inputs: dict[str, np.ndarray]) -> tuple[list[np.ndarray], int]:
         """The inputs in order and their number of rows (1 without batching); a
         ``BadRequest`` naming the input otherwise."""
-        specs = self.inputs()
-        names = [s.name for s in specs]
-        unknown = [k for k in inputs if k not in names]
-        if unknown:
-            raise BadRequest(f"model {self.name!r} has no input named "
-                             f"{', '.join(map(repr, unknown))}; its inputs are {', '.join(names)}")
-        missing = [n for n in names if n not in inputs]
-        if missing:
+        checks = self._checks
+        if len(inputs) != len(checks) or any(c[0] not in inputs for c in checks):
+            names = [c[0] for c in checks]
+            unknown = [k for k in inputs if k not in names]
+            if unknown:
+                raise BadRequest(f"model {self.name!r} has no input named "
+                                 f"{', '.join(map(repr, unknown))}; its inputs are "
+                                 f"{', '.join(names)}")
+            missing = [n for n in names if n not in inputs]
             raise BadRequest(f"model {self.name!r}: missing input {', '.join(missing)}")
         arrays, rows = [], None
-        for spec in specs:
-            a = inputs[spec.name]
-            if a.dtype.name != spec.dtype:
-                raise BadRequest(f"input {spec.name!r}: datatype {datatype(spec.dtype)} expected, "
-                                 f"found {datatype(a.dtype.name)}")
-            shape = self.metadata_shape(spec)
-            if len(a.shape) != len(shape) or any(d != -1 and d != s
-                                                  for d, s in zip(shape, a.shape)):
-                raise BadRequest(f"input {spec.name!r}: shape {shape} expected, found "
+        for name, dtype, shape in checks:
+            a = inputs[name]
+            if a.dtype != dtype:
+                raise BadRequest(f"input {name!r}: datatype {datatype(dtype)} expected, "
+                                 f"found {datatype(a.dtype)}")
+            if a.shape != shape and (len(a.shape) != len(shape) or any(
+                    d != -1 and d != s for d, s in zip(shape, a.shape))):
+                raise BadRequest(f"input {name!r}: shape {list(shape)} expected, found "
                                  f"{list(a.shape)}")
             if self.batching:
                 if rows is not None and a.shape[0] != rows:
-                    raise BadRequest(f"input {spec.name!r}: {a.shape[0]} rows, the other "
+                    raise BadRequest(f"input {name!r}: {a.shape[0]} rows, the other "
                                      f"inputs have {rows}")
                 rows = a.shape[0]
             arrays.append(a)
@@ -155,7 +181,8 @@ class ModelVersion:
         return arrays, rows
 
     async def execute(self, arrays: list[np.ndarray], rows: int) -> list[np.ndarray]:
-        """``run`` on a worker thread (off the event loop)."""
+        """``run`` on a worker thread (off the event loop), or on the loop's thread for
+        a model faster than ``inline_below_us`` (``inline``)."""
         return await self.workers.call(self.run, arrays, rows)
 
     def run(self, arrays: list[np.ndarray], rows: int) -> list[np.ndarray]:
@@ -207,6 +234,20 @@ def _batch_dim(model: CompiledModel) -> int | None:
         return None
     (first,) = firsts
     return first if isinstance(first, int) else DYNAMIC
+
+
+def _fastest_run(model: CompiledModel, batch: int, runs: int = 20) -> float:
+    """The fastest of some runs, in seconds (stopping early for a slow model): the first
+    runs after loading are several times slower than the rest."""
+    inputs = model.sample_inputs(batch)
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        model.run(inputs)
+        best = min(best, time.perf_counter() - start)
+        if best > 0.01:
+            break
+    return best
 
 
 def _warm_up(model: CompiledModel, size: int) -> None:

@@ -61,6 +61,25 @@ class Workers:
             self._jobs.put(None)
 
 
+class InlineWorker:
+    """``Workers``' interface for a model too fast to be worth a thread: ``call`` runs
+    ``fn`` at once on the calling (event loop) thread, on the one instance."""
+
+    threads: list = []
+
+    def __init__(self, instance):
+        self._instances = [instance]
+
+    def instance(self):
+        return self._instances[0]
+
+    async def call(self, fn: Callable, *args):
+        return fn(*args)
+
+    def close(self) -> None:
+        pass
+
+
 def _settle(future: asyncio.Future, result, error) -> None:
     if future.cancelled():
         return
@@ -70,4 +89,4 @@ def _settle(future: asyncio.Future, result, error) -> None:
         future.set_result(result)
 
 
-__all__ = ["Workers"]
+__all__ = ["InlineWorker", "Workers"]
