@@ -274,6 +274,9 @@ int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
 """
 
 DEPTHWISE = r"""
+#if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 /* out (N, C, OH, OW) int32 = the depthwise convolution of x (N, C, H, W) uint8, padded
    with pad_value, by w (C, 1, KH, KW) int8. Channels go 16 at a time: their planes are
    interleaved into one padded buffer (a pixel's 16 channels adjacent), so that each tap
@@ -285,6 +288,20 @@ static inline __attribute__((always_inline)) void rl_qdw_pixel(
     int64_t oh, int64_t ow, int64_t OW, int64_t Wp, int64_t sh, int64_t sw, int64_t dh,
     int64_t dw, int64_t KH, int64_t KW) {
   int32_t acc[16];
+#if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__)
+  /* explicit: gcc's cost model picks 128-bit vectors for the generic loop below */
+  __m512i a = _mm512_setzero_si512();
+  #pragma GCC unroll 3
+  for (int64_t i = 0; i < KH; ++i)
+    #pragma GCC unroll 3
+    for (int64_t j = 0; j < KW; ++j) {
+      const uint8_t* p = plane + ((oh * sh + i * dh) * Wp + ow * sw + j * dw) * 16;
+      const __m512i x = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)p));
+      const __m512i w = _mm512_loadu_si512((const void*)(wv + (i * KW + j) * 16));
+      a = _mm512_add_epi32(a, _mm512_mullo_epi32(x, w));
+    }
+  _mm512_storeu_si512((void*)acc, a);
+#else
   for (int l = 0; l < 16; ++l) acc[l] = 0;
   #pragma GCC unroll 3
   for (int64_t i = 0; i < KH; ++i)
@@ -295,6 +312,7 @@ static inline __attribute__((always_inline)) void rl_qdw_pixel(
       #pragma omp simd
       for (int l = 0; l < 16; ++l) acc[l] += (int32_t)p[l] * wt[l];
     }
+#endif
   for (int l = 0; l < 16; ++l) rows[l * OW + ow] = acc[l];
 }
 
