@@ -233,13 +233,30 @@ int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
         if (C4 > C)  /* the channels past C are zeros: whatever the packed kernel holds */
           for (int64_t q = 0; q < Wp; ++q) memset(row + q * C4 + C, 0, (size_t)(C4 - C));
         if (h < 0 || h >= H) continue;
+        const int64_t wn = W < Wp - pl ? W : Wp - pl;  /* input pixels the windows read */
+#if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512BW__)
+        /* 16 pixels x 4 channels at a time: the 4 channel bytes of a pixel are one
+           int32 of the NHWC row, scattered at stride C4 */
+        const __m512i at = _mm512_mullo_epi32(
+            _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+            _mm512_set1_epi32((int32_t)C4));
+        for (int64_t c = 0; c < C; c += 4)
+          for (int64_t q0 = 0; q0 < wn; q0 += 16) {
+            const int64_t n = wn - q0 < 16 ? wn - q0 : 16;
+            const __mmask16 m = (__mmask16)(n == 16 ? 0xFFFF : (1u << n) - 1);
+            __m512i v = _mm512_setzero_si512();
+            for (int k = 0; k < 4 && c + k < C; ++k) {
+              const __m128i b = _mm_maskz_loadu_epi8(m, xb + ((c + k) * H + h) * W + q0);
+              v = _mm512_or_si512(v, _mm512_slli_epi32(_mm512_cvtepu8_epi32(b), 8 * k));
+            }
+            _mm512_mask_i32scatter_epi32((void*)(row + (q0 + pl) * C4 + c), m, at, v, 1);
+          }
+#else
         for (int64_t c = 0; c < C; ++c) {
           const uint8_t* src = xb + (c * H + h) * W;
-          for (int64_t w = 0; w < W; ++w) {
-            const int64_t q = w + pl;
-            if (q >= 0 && q < Wp) row[q * C4 + c] = src[w];
-          }
+          for (int64_t w = 0; w < wn; ++w) row[(w + pl) * C4 + c] = src[w];
         }
+#endif
       }
       rl_team_barrier();  /* the copy is whole (and a partner held up is noticed) */
       /* RL_QSUB register tiles of rows share one panel and store through `stage`, so
