@@ -204,8 +204,7 @@ def test_absent_tvm_modules_import_and_refuse_by_name():
         from tvm.target.target import Target
     finally:
         relayir.tvm.uninstall_alias()
-    with pytest.raises(NotInRelayirError, match="tvm.target.codegen.llvm_version_major"):
-        llvm_version_major()
+    assert llvm_version_major() == 0  # no LLVM: version-gated features are unavailable
     with pytest.raises(NotInRelayirError, match="tvm.relay.op.contrib.register"):
         get_pattern_table("dnnl")
     assert Target is tvm.target.Target

@@ -46,7 +46,7 @@ def refusing_module(module: str, why: str):
     tvm_name = module.replace("relayir.tvm", "tvm", 1)
 
     def __getattr__(name: str):
-        if name.startswith("_"):
+        if name.startswith("__"):  # Python's own probes (__path__, __wrapped__, ...)
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         return not_in_relayir(f"{tvm_name}.{name}", why)
 
