@@ -13,6 +13,7 @@ import os
 from ...backend.target import BuildError
 from ...backend.target import Target as _Target
 from ..runtime.ndarray import device
+from . import codegen
 
 
 class TargetKind(str):
