@@ -26,6 +26,7 @@ and the gradient (the transposed matrices) share :func:`axis_weights`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 
@@ -282,8 +283,10 @@ def _resize_ref(data, attrs):
         if nearest:
             x = np.take(x, taps[:, 0], axis=axis)
         else:
-            x = sum(np.take(x, taps[:, k], axis=axis) * weights[:, k].reshape(shape)
-                    for k in range(taps.shape[1]))
+            # reduce, not sum(): sum() starts from the int 0, and 0 + -0.0 is +0.0
+            x = functools.reduce(np.add, (np.take(x, taps[:, k], axis=axis)
+                                          * weights[:, k].reshape(shape)
+                                          for k in range(taps.shape[1])))
         mask_shape = [1] * x.ndim
         mask_shape[axis] = -1
         outside = outside | out_j.reshape(mask_shape)
