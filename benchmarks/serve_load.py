@@ -7,6 +7,15 @@ The server runs in its own process (``relayir serve REPO --no-access-log``); the
 clients are ``aiohttp`` coroutines in this one, sending the binary tensor protocol.
 Every loop is bounded by ``--seconds`` and by ``--max-requests``. Phases:
 
+- ``overhead``: the server's own overhead on the MLP at batch 1, binary protocol, as the
+  issue defines it: ONE client's p50 minus the model's p50. The client is the leanest
+  there is (``http.client``, one keep-alive connection, blocking), so that its own CPU
+  time, on the cores the server shares, weighs least; the CPU time per request of the
+  server process and of this one are reported beside. Then the same requests without
+  the network: the ASGI app called in this process (server work only: no HTTP parsing,
+  no sockets, no client); and two floors, the same client against servers that do no
+  work: uvicorn as ``relayir serve`` configures it with an app that answers a canned
+  reply, and a blocking socket loop. No server can beat them on this machine;
 - ``mlp``: the built-in MLP at batch 1 (graph executor), one client: throughput, p50 and
   p99, and the server's overhead: the client's p50 minus the model's own p50 (measured
   in this process with ``relayir.runtime.load(...).benchmark``), and the server's mean
@@ -15,20 +24,23 @@ Every loop is bounded by ``--seconds`` and by ``--max-requests``. Phases:
   instances (``config.json`` ``instances`` 2: two threads, ctypes releases the GIL);
 - ``batching``: 32 concurrent clients on the MLP served alone per request, then with
   dynamic batching (``max_batch_size`` 32): a VM artifact with a dynamic batch dim
-  (``mlp_batched``), and graph builds at batch 1, 2, 4, ..., 32 (``mlp_sizes``);
+  (``mlp_batched``), and graph builds at batch 1, 2, 4, ..., 32 (``mlp_sizes``), with
+  the CPU time per request of the server and of the clients;
 - ``swap``: 8 clients on the MLP while 10 new versions (alternately the graph and the
   AOT build) are dropped into the repository, plus one corrupt version: failed
   requests, p99 during the swaps against the steady p99, and the server's RSS after
   the first and after the last swap.
 
 Figures depend on the machine and on what else runs on it: the clients share its
-cores with the server.
+cores with the server (``--omp-threads 1`` keeps a model's OpenMP team from waiting
+for a core the client holds; the load average is in ``meta``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import http.client
 import json
 import os
 import shutil
@@ -44,9 +56,10 @@ import numpy as np
 
 import relayir
 from relayir.ir.types import Any
+from relayir.serve import create_app
 from relayir.testing.models import get_workload
 
-PHASES = ("mlp", "resnet18", "batching", "swap")
+PHASES = ("overhead", "mlp", "resnet18", "batching", "swap")
 SIZES = (1, 2, 4, 8, 16, 32)  # the graph builds of the MLP that mlp_sizes batches with
 
 
@@ -141,12 +154,21 @@ class Server:
                 return int(line.split()[1]) / 1024
         return float("nan")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the server process so far."""
+        return cpu_seconds(self.proc.pid)
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
             self.proc.wait(60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ---------------------------------------------------------------- the clients
@@ -256,6 +278,211 @@ async def phase_single(session, server, paths, name, shape, clients_list, args) 
     return out
 
 
+def lean_client(port: int, path: str, body: bytes, headers: dict, seconds: float,
+                max_requests: int) -> list[float]:
+    """One blocking ``http.client`` keep-alive client: the latency of each request (s)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    times = []
+    deadline = time.perf_counter() + seconds
+    try:
+        while time.perf_counter() < deadline and len(times) < max_requests:
+            t0 = time.perf_counter()
+            conn.request("POST", path, body, headers)  # headers and body: one send
+            r = conn.getresponse()
+            r.read()
+            times.append(time.perf_counter() - t0)
+            if r.status != 200:
+                raise SystemExit(f"{path}: {r.status}")
+    finally:
+        conn.close()
+    return times
+
+
+# A server that does no work: it reads an HTTP request (Content-Length framed) and
+# answers a canned response of argv[1] bytes. What the lean client measures against it
+# is the floor of this machine's loopback round trip: no server can be faster.
+NOOP_SERVER = r"""
+import socket, sys
+body = b"x" * int(sys.argv[1])
+reply = b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(1)
+print(srv.getsockname()[1], flush=True)
+
+def serve(conn):
+    buf = b""
+    while True:
+        while b"\r\n\r\n" not in buf:
+            data = conn.recv(65536)
+            if not data:
+                return
+            buf += data
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        while len(buf) < length:
+            buf += conn.recv(65536)
+        buf = buf[length:]
+        conn.sendall(reply)
+
+while True:  # one connection at a time
+    conn, _ = srv.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    serve(conn)
+    conn.close()
+"""
+
+
+# The same for uvicorn as relayir serve configures it, with an ASGI app that reads the
+# body and answers a canned response: what the HTTP server costs before any relayir code.
+UVICORN_SERVER = r"""
+import sys
+import uvicorn
+from relayir.serve.server import _config, bind
+body = b"x" * int(sys.argv[1])
+start = {"type": "http.response.start", "status": 200,
+         "headers": [(b"content-length", str(len(body)).encode()),
+                     (b"content-type", b"application/octet-stream")]}
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            await send({"type": message["type"] + ".complete"})
+            if message["type"] == "lifespan.shutdown":
+                return
+    while (await receive()).get("more_body"):
+        pass
+    await send(start)
+    await send({"type": "http.response.body", "body": body})
+
+sock = bind("127.0.0.1", 0)
+print(sock.getsockname()[1], flush=True)
+uvicorn.Server(_config(app)).run(sockets=[sock])
+"""
+
+
+def floor(server_code: str, body: bytes, headers: dict, reply_bytes: int, seconds: float,
+          max_requests: int) -> dict:
+    """The lean client against ``server_code`` (``NOOP_SERVER``, ``UVICORN_SERVER``):
+    latency and CPU per request."""
+    proc = subprocess.Popen([sys.executable, "-c", server_code, str(reply_bytes)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proc.stdout.readline())
+        lean_client(port, "/", body, headers, 0.5, 200)  # warm-up (and uvicorn started)
+        cpu_server, cpu_client = cpu_seconds(proc.pid), time.process_time()
+        times = lean_client(port, "/", body, headers, seconds, max_requests)
+        cpu_server, cpu_client = cpu_seconds(proc.pid) - cpu_server, \
+            time.process_time() - cpu_client
+    finally:
+        proc.kill()
+        proc.wait()
+    out = percentiles(times)
+    out.update(server_cpu_us_per_request=round(cpu_server / len(times) * 1e6, 1),
+               client_cpu_us_per_request=round(cpu_client / len(times) * 1e6, 1))
+    return out
+
+
+def percentiles(times: list[float]) -> dict:
+    t = sorted(times)
+    return {"requests": len(t), "p50_us": round(t[len(t) // 2] * 1e6, 1),
+            "p99_us": round(t[min(len(t) - 1, int(len(t) * 0.99))] * 1e6, 1)}
+
+
+async def phase_overhead(server, paths, args) -> dict:
+    x = np.random.default_rng(0).standard_normal((1, 784)).astype("float32")
+    body, headers = binary_request(x)
+    path = "/v2/models/mlp/infer"
+    lean_client(server.port, path, body, headers, 1.0, 500)  # warm-up
+    model_us = model_p50_ms(paths["mlp_graph"], x) * 1e3
+    cpu_server, cpu_client = server.cpu_seconds(), time.process_time()
+    times = lean_client(server.port, path, body, headers, args.seconds, args.max_requests)
+    cpu_server, cpu_client = server.cpu_seconds() - cpu_server, \
+        time.process_time() - cpu_client
+    net = percentiles(times)
+    net.update(model_p50_us=round(model_us, 1),
+               overhead_p50_us=round(net["p50_us"] - model_us, 1),
+               throughput_rps=round(len(times) / sum(times), 1),
+               server_cpu_us_per_request=round(cpu_server / len(times) * 1e6, 1),
+               client_cpu_us_per_request=round(cpu_client / len(times) * 1e6, 1))
+    alone = await in_process(paths["mlp_graph"], path, body, headers, args)
+    alone.update(model_p50_us=round(model_us, 1),
+                 overhead_p50_us=round(alone["p50_us"] - model_us, 1))
+    reply = len(await asyncio.to_thread(reply_of, server.port, path, body, headers))
+    return {"one_lean_client": net, "in_process_asgi": alone,
+            "floor_uvicorn_canned_reply": floor(UVICORN_SERVER, body, headers, reply,
+                                                args.seconds, args.max_requests),
+            "floor_socket_canned_reply": floor(NOOP_SERVER, body, headers, reply,
+                                               args.seconds, args.max_requests)}
+
+
+def reply_of(port: int, path: str, body: bytes, headers: dict) -> bytes:
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    try:
+        conn.request("POST", path, body, headers)
+        return conn.getresponse().read()
+    finally:
+        conn.close()
+
+
+async def in_process(artifact: Path, path: str, body: bytes, headers: dict, args) -> dict:
+    """The server's app called in this process, as uvicorn calls it, without a network:
+    what one request costs the server itself (decode, run, encode, metrics)."""
+    with tempfile.TemporaryDirectory(prefix="relayir-serve-inproc-") as tmp:
+        (Path(tmp) / "mlp" / "1").mkdir(parents=True)
+        shutil.copyfile(artifact, Path(tmp) / "mlp" / "1" / "model.relayir")
+        app = create_app(tmp, poll_seconds=0, access_log=False)
+        startup, stopped = asyncio.Event(), asyncio.Event()
+        events = iter([{"type": "lifespan.startup"}])
+
+        async def lifespan_receive():
+            for event in events:
+                return event
+            await stopped.wait()
+            return {"type": "lifespan.shutdown"}
+
+        async def lifespan_send(message):
+            if message["type"].startswith("lifespan.startup"):
+                startup.set()
+
+        lifespan = asyncio.get_running_loop().create_task(
+            app({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}},
+                lifespan_receive, lifespan_send))
+        await startup.wait()
+        raw = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        raw.append((b"content-length", str(len(body)).encode()))
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": "POST", "scheme": "http", "path": path,
+                 "raw_path": path.encode(), "root_path": "", "query_string": b"",
+                 "headers": raw, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 1)}
+        message = {"type": "http.request", "body": body, "more_body": False}
+        status = []
+
+        async def receive():
+            return message
+
+        async def send(m):
+            if m["type"] == "http.response.start":
+                status.append(m["status"])
+
+        times = []
+        deadline = time.perf_counter() + args.seconds
+        cpu = time.process_time()
+        while time.perf_counter() < deadline and len(times) < args.max_requests:
+            t0 = time.perf_counter()
+            await app({**scope, "state": {}}, receive, send)
+            times.append(time.perf_counter() - t0)
+        cpu = time.process_time() - cpu
+        stopped.set()
+        await lifespan
+    if set(status) != {200}:
+        raise SystemExit(f"in-process requests answered {sorted(set(status))}")
+    out = percentiles(times)
+    out["cpu_us_per_request"] = round(cpu / len(times) * 1e6, 1)
+    return out
+
+
 async def phase_batching(session, server, args) -> dict:
     body, headers = binary_request(np.ones((1, 784), "float32"))
     out = {}
@@ -263,8 +490,15 @@ async def phase_batching(session, server, args) -> dict:
         url = f"{server.url}/v2/models/{name}/infer"
         await load(session, url, body, headers, 4, 0.5, 200)
         before = await batch_rows(session, server.url, name)
-        out[name] = summary(await load(session, url, body, headers, 32, args.seconds,
-                                       args.max_requests), args.seconds)
+        cpu_server, cpu_client = server.cpu_seconds(), time.process_time()
+        records = await load(session, url, body, headers, 32, args.seconds, args.max_requests)
+        cpu_server, cpu_client = server.cpu_seconds() - cpu_server, \
+            time.process_time() - cpu_client
+        out[name] = summary(records, args.seconds)
+        # what bounds throughput on a small machine: the CPU each request costs the
+        # server process and the clients (this process), against the cores there are
+        out[name].update(server_cpu_us_per_request=round(cpu_server / len(records) * 1e6, 1),
+                         client_cpu_us_per_request=round(cpu_client / len(records) * 1e6, 1))
         after = await batch_rows(session, server.url, name)
         if after[1] > before[1]:
             out[name]["mean_batch_rows"] = round((after[0] - before[0]) /
@@ -338,6 +572,8 @@ async def main_async(args) -> dict:
             timeout = aiohttp.ClientTimeout(total=60)
             async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
                 await server.ready(session)
+                if "overhead" in phases:
+                    results["overhead_mlp_b1"] = await phase_overhead(server, paths, args)
                 if "mlp" in phases:
                     results["mlp_b1"] = await phase_single(session, server, paths, "mlp",
                                                            (1, 784), [1], args)
@@ -362,13 +598,20 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=5.0, help="per measurement (default 5)")
     p.add_argument("--max-requests", type=int, default=50_000,
                    help="per measurement, at most (default 50000)")
+    p.add_argument("--omp-threads", type=int, metavar="N",
+                   help="OMP_NUM_THREADS for the server and this process' own model timing "
+                        "(default: as the environment says)")
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args()
+    if args.omp_threads:  # before any kernel library loads OpenMP, here and in the server
+        os.environ["OMP_NUM_THREADS"] = str(args.omp_threads)
     results = asyncio.run(main_async(args))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout
     results["meta"] = {"commit": commit.strip(), "cpu": _cpu(), "cores": os.cpu_count(),
                        "python": sys.version.split()[0],
+                       "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "unset"),
+                       "load_average": os.getloadavg()[0],
                        "command": " ".join([os.path.basename(sys.argv[0]), *sys.argv[1:]])}
     text = json.dumps(results, indent=1)
     print(text)
