@@ -406,7 +406,7 @@ async def phase_overhead(server, paths, args) -> dict:
                throughput_rps=round(len(times) / sum(times), 1),
                server_cpu_us_per_request=round(cpu_server / len(times) * 1e6, 1),
                client_cpu_us_per_request=round(cpu_client / len(times) * 1e6, 1))
-    alone = await in_process(paths["mlp_graph"], path, body, headers, args)
+    alone = await in_process(paths["repo"] / "mlp", body, headers, args)
     alone.update(model_p50_us=round(model_us, 1),
                  overhead_p50_us=round(alone["p50_us"] - model_us, 1))
     reply = len(await asyncio.to_thread(reply_of, server.port, path, body, headers))
@@ -426,12 +426,14 @@ def reply_of(port: int, path: str, body: bytes, headers: dict) -> bytes:
         conn.close()
 
 
-async def in_process(artifact: Path, path: str, body: bytes, headers: dict, args) -> dict:
-    """The server's app called in this process, as uvicorn calls it, without a network:
-    what one request costs the server itself (decode, run, encode, metrics)."""
+async def in_process(model_dir: Path, body: bytes, headers: dict, args,
+                     clients: int = 1) -> dict:
+    """The server's app called in this process, as uvicorn calls it, without a network,
+    by ``clients`` concurrent callers: what requests cost the server itself (decode,
+    run or batch, encode, metrics). ``model_dir``: a model of the repository."""
+    path = f"/v2/models/{model_dir.name}/infer"
     with tempfile.TemporaryDirectory(prefix="relayir-serve-inproc-") as tmp:
-        (Path(tmp) / "mlp" / "1").mkdir(parents=True)
-        shutil.copyfile(artifact, Path(tmp) / "mlp" / "1" / "model.relayir")
+        shutil.copytree(model_dir, Path(tmp) / model_dir.name)
         app = create_app(tmp, poll_seconds=0, access_log=False)
         startup, stopped = asyncio.Event(), asyncio.Event()
         events = iter([{"type": "lifespan.startup"}])
@@ -468,22 +470,27 @@ async def in_process(artifact: Path, path: str, body: bytes, headers: dict, args
 
         times = []
         deadline = time.perf_counter() + args.seconds
-        cpu = time.process_time()
-        while time.perf_counter() < deadline and len(times) < args.max_requests:
-            t0 = time.perf_counter()
-            await app({**scope, "state": {}}, receive, send)
-            times.append(time.perf_counter() - t0)
-        cpu = time.process_time() - cpu
+
+        async def caller():
+            while time.perf_counter() < deadline and len(times) < args.max_requests:
+                t0 = time.perf_counter()
+                await app({**scope, "state": {}}, receive, send)
+                times.append(time.perf_counter() - t0)
+
+        cpu, start = time.process_time(), time.perf_counter()
+        await asyncio.gather(*(caller() for _ in range(clients)))
+        cpu, span = time.process_time() - cpu, time.perf_counter() - start
         stopped.set()
         await lifespan
     if set(status) != {200}:
         raise SystemExit(f"in-process requests answered {sorted(set(status))}")
     out = percentiles(times)
-    out["cpu_us_per_request"] = round(cpu / len(times) * 1e6, 1)
+    out.update(throughput_rps=round(len(times) / span, 1),
+               cpu_us_per_request=round(cpu / len(times) * 1e6, 1))
     return out
 
 
-async def phase_batching(session, server, args) -> dict:
+async def phase_batching(session, server, repo: Path, args) -> dict:
     body, headers = binary_request(np.ones((1, 784), "float32"))
     out = {}
     for name in ("mlp", "mlp_batched", "mlp_sizes"):
@@ -503,11 +510,17 @@ async def phase_batching(session, server, args) -> dict:
         if after[1] > before[1]:
             out[name]["mean_batch_rows"] = round((after[0] - before[0]) /
                                                  (after[1] - before[1]), 1)
-    a = out["mlp"].get("throughput_rps")
-    for name in ("mlp_batched", "mlp_sizes"):
-        b = out[name].get("throughput_rps")
-        if a and b:
-            out[f"{name}_over_unbatched"] = round(b / a, 2)
+    # the same 32 callers on the app in this process, without HTTP: the most batching
+    # can give once a request's HTTP work is taken away
+    alone = {name: await in_process(repo / name, body, headers, args, clients=32)
+             for name in ("mlp", "mlp_batched", "mlp_sizes")}
+    for label, rows in (("", out), ("in_process_", alone)):
+        a = rows["mlp"].get("throughput_rps")
+        for name in ("mlp_batched", "mlp_sizes"):
+            b = rows[name].get("throughput_rps")
+            if a and b:
+                out[f"{label}{name}_over_unbatched"] = round(b / a, 2)
+    out["in_process_32_callers"] = alone
     return out
 
 
@@ -584,7 +597,7 @@ async def main_async(args) -> dict:
                         session, server, paths, "resnet18_x2", (1, 3, 224, 224), [2], args)
                 if "batching" in phases:
                     results["batching_32_clients"] = await phase_batching(session, server,
-                                                                          args)
+                                                                          repo, args)
                 if "swap" in phases:
                     results["hot_swap"] = await phase_swap(session, server, paths, repo, args)
         finally:
