@@ -11,11 +11,14 @@ Every loop is bounded by ``--seconds`` and by ``--max-requests``. Phases:
   issue defines it: ONE client's p50 minus the model's p50. The client is the leanest
   there is (``http.client``, one keep-alive connection, blocking), so that its own CPU
   time, on the cores the server shares, weighs least; the CPU time per request of the
-  server process and of this one are reported beside. Then the same requests without
-  the network: the ASGI app called in this process (server work only: no HTTP parsing,
-  no sockets, no client); and two floors, the same client against servers that do no
-  work: uvicorn as ``relayir serve`` configures it with an app that answers a canned
-  reply, and a blocking socket loop. No server can beat them on this machine;
+  server process and of this one are reported beside, and the model's p50 with cold
+  caches (between two requests the core runs the client and the network stack: mlp's
+  weights do not stay in L2), the other bound of its own latency. Then the same
+  requests without the network: the ASGI app called in this process (server work
+  only: no HTTP parsing, no sockets, no client); and two floors, the same client
+  against servers that do no work: uvicorn as ``relayir serve`` configures it with an
+  app that answers a canned reply, and a blocking socket loop. No server can beat them
+  on this machine;
 - ``mlp``: the built-in MLP at batch 1 (graph executor), one client: throughput, p50 and
   p99, and the server's overhead: the client's p50 minus the model's own p50 (measured
   in this process with ``relayir.runtime.load(...).benchmark``), and the server's mean
@@ -249,6 +252,21 @@ def model_p50_ms(path: Path, x: np.ndarray) -> float:
     return model.benchmark([x], number=50, repeat=20).median
 
 
+def model_p50_cold_us(path: Path, x: np.ndarray, runs: int = 300) -> float:
+    """The model's p50 when the caches have lost its weights, as they have between two
+    requests while the client, the kernel's network stack and other processes ran on
+    the core: each run follows a sweep over 8 MB (more than this CPU's L2)."""
+    model = relayir.runtime.load(path)
+    sweep = np.ones(8 << 20, "uint8")
+    times = []
+    for _ in range(runs):
+        sweep.sum()
+        t0 = time.perf_counter()
+        model.run([x])
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[runs // 2] * 1e6
+
+
 # ---------------------------------------------------------------- the phases
 
 
@@ -401,8 +419,11 @@ async def phase_overhead(server, paths, args) -> dict:
     cpu_server, cpu_client = server.cpu_seconds() - cpu_server, \
         time.process_time() - cpu_client
     net = percentiles(times)
+    cold_us = model_p50_cold_us(paths["mlp_graph"], x)
     net.update(model_p50_us=round(model_us, 1),
                overhead_p50_us=round(net["p50_us"] - model_us, 1),
+               model_p50_cold_cache_us=round(cold_us, 1),
+               overhead_p50_over_cold_model_us=round(net["p50_us"] - cold_us, 1),
                throughput_rps=round(len(times) / sum(times), 1),
                server_cpu_us_per_request=round(cpu_server / len(times) * 1e6, 1),
                client_cpu_us_per_request=round(cpu_client / len(times) * 1e6, 1))
