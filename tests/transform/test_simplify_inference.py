@@ -277,3 +277,23 @@ def test_chain_of_100000_ops():
     out = SimplifyInference()(relay.IRModule.from_expr(relay.Function([x], e)))
     calls = [n for n in post_order(out["main"]) if isinstance(n, Call)]
     assert len(calls) == 33_334 and all(c.op.name == "negative" for c in calls)
+
+
+def test_constant_statistics_that_fold_to_inf_keep_the_references_order():
+    """x * scale + shift is (x - mean) * scale + beta in exact arithmetic, not in IEEE's:
+    an infinite gamma gives inf - inf = NaN where the reference gives -inf (the fuzzer's
+    seed 100216); such statistics keep the reference's order."""
+    import numpy as np
+
+    x = relay.var("x", shape=(1, 2, 1, 2))
+    consts = [np.array(v, "float32") for v in ([1.0, np.inf], [0.0, 1e-45], [0.0, 2.89],
+                                                  [1.0, -1e-45])]
+    bn = relay.nn.batch_norm(x, *map(relay.const, consts))[0]
+    mod = relay.IRModule.from_expr(relay.Function([x], bn))
+    data = np.array([[[[1.0, 2.0]], [[1.57, 1.55]]]], "float32")
+    want = relay.create_executor("debug", mod).evaluate()(data)
+    assert np.isneginf(want[0, 1]).all()
+    for level in (0, 3):
+        with relay.transform.PassContext(opt_level=level):
+            got = relay.create_executor("vm", mod, target="numpy").evaluate()(data)
+        np.testing.assert_array_equal(np.asarray(got), want)

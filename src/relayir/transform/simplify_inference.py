@@ -9,6 +9,11 @@ as in TVM's ``BatchNormToInferUnpack``::
 
 Once the weights are constants, ``FoldConstant`` folds ``scale`` and ``shift`` into two
 constants, and ``FoldScaleAxis`` can push the multiply into the preceding convolution.
+The fold is exact arithmetic, not IEEE's: where constant statistics make ``scale`` or
+``shift`` infinite or NaN (a zero variance with ``eps`` 0, an infinite gamma), ``x *
+scale + shift`` would give ``inf - inf = NaN`` where the reference's ``(x - mean) /
+sqrt(var + eps) * gamma + beta`` gives ``-inf``, so such a call keeps the reference's
+order (found by the fuzzer). Statistics that are not constants are folded regardless.
 ``nn.batch_norm`` returns ``(out, moving_mean, moving_var)`` in inference mode, so the
 whole call becomes that tuple: ``%bn.1`` and ``%bn.2`` stay correct, a ``let``-bound
 or returned tuple too, and no ``nn.batch_norm`` is left. Projections of these tuples
@@ -39,10 +44,30 @@ def _scalar(value: float, dtype: str) -> Constant:
     return Constant(np.asarray(value, dtype=dtype))
 
 
+def _folds_finite(gamma, beta, mean, var, attrs) -> bool:
+    """Whether constant statistics give a finite ``scale`` and ``shift`` (True when
+    they are not all constants: nothing to check before run time)."""
+    if not all(type(e) is Constant for e in (gamma, beta, mean, var)):
+        return True
+    g, b, m, v = (np.asarray(e.data, "float64") for e in (gamma, beta, mean, var))
+    with np.errstate(all="ignore"):
+        scale = (g if attrs.scale else 1.0) / np.sqrt(v + attrs.epsilon)
+        shift = -m * scale + (b if attrs.center else 0.0)
+    return bool(np.isfinite(scale).all() and np.isfinite(shift).all())
+
+
 def _batch_norm(m: MatchResult) -> Expr | None:
     data, gamma, beta, mean, var = m.node.args
     attrs = m.node.attrs
     ty = data.checked_type
+    if not _folds_finite(gamma, beta, mean, var, attrs):  # the reference's order
+        def along(e):
+            return expand_bias_to_axis(e, ty.ndim, attrs.axis)
+
+        std = call("sqrt", [call("add", [var, _scalar(attrs.epsilon, ty.dtype)])])
+        y = call("divide", [call("subtract", [data, along(mean)]), along(std)])
+        return same_type_or_none(Tuple((_affine(y, gamma, beta, attrs, ty.ndim), mean, var)),
+                                 m.node)
     scale = call("rsqrt", [call("add", [var, _scalar(attrs.epsilon, ty.dtype)])])
     if attrs.scale:
         scale = call("multiply", [scale, gamma])
