@@ -38,6 +38,7 @@ import numpy as np
 from ..ir.expr import Call, Constant, Function, Let, Op, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
 from ..ir.module import IRModule
+from ..ir.node_table import children
 from ..ir.op import get_op
 
 # k of k·eps, the op's own rounding. Elementwise kernels are within a few ulps (the C
@@ -73,16 +74,15 @@ BILINEAR = ("multiply", "nn.dense", "nn.matmul", "nn.batch_matmul", "nn.conv1d",
 
 def error_bounds(mod: IRModule, inputs: list):
     """The bound of each output of ``@main`` (the structure of its result: float64 arrays,
-    ``inf`` where undetermined), or ``None`` for a program this analysis does not cover."""
+    ``inf`` where undetermined), or ``None`` for a program this analysis does not cover;
+    a field of a result tuple that depends on control flow or a call of a function has
+    ``None`` (no excuse for it) while the dataflow fields have their bounds."""
     fn = mod["main"]
     if not isinstance(fn, Function) or len(fn.params) != len(inputs):
         return None
     nodes = post_order(fn.body)
-    if any(type(n) not in (Call, Var, Constant, Tuple, TupleGetItem, Let) for n in nodes):
-        return None
-    if any(type(n) is Call and type(n.op) is not Op for n in nodes):
-        return None
     let_value = {n.var: n.value for n in nodes if type(n) is Let}
+    opaque = _opaque(nodes, let_value, set(fn.params))
     env: dict = {p: (np.asarray(x), _zeros(np.asarray(x))) for p, x in zip(fn.params, inputs)}
     rng = np.random.default_rng(0)
 
@@ -94,6 +94,8 @@ def error_bounds(mod: IRModule, inputs: list):
     try:
         with np.errstate(all="ignore"):
             for n in nodes:
+                if n in opaque:
+                    continue
                 if type(n) is Constant:
                     env[n] = (np.asarray(n.data), _zeros(np.asarray(n.data)))
                 elif type(n) is Tuple:
@@ -105,9 +107,37 @@ def error_bounds(mod: IRModule, inputs: list):
                 elif type(n) is Call:
                     pairs = [get(a) for a in n.args]
                     env[n] = _call(n, [v for v, _ in pairs], [b for _, b in pairs], rng)
-            return get(fn.body)[1]
+            result = fn.body
+            while type(result) is Let:
+                result = result.body
+            if result not in opaque:
+                return get(result)[1]
+            if type(result) is Tuple:
+                return tuple(None if f in opaque else get(f)[1] for f in result.fields)
+            return None
     except Exception:  # noqa: BLE001  (a reference refusing a moved input: no bounds)
         return None
+
+
+def _opaque(nodes: list, let_value: dict, params: set) -> set:
+    """The nodes whose values this analysis cannot follow: control flow, functions,
+    calls of anything but an op, ADTs and references, and every node computed from one
+    (``nodes`` in post-order, so children come first)."""
+    plain = (Call, Var, Constant, Tuple, TupleGetItem, Let)
+    out: set = set()
+    for n in nodes:
+        t = type(n)
+        if t not in plain or (t is Call and type(n.op) is not Op):
+            out.add(n)
+        elif t is Var:
+            if n not in params and (n not in let_value or let_value[n] in out):
+                out.add(n)
+        elif t is Let:
+            if n.body in out:
+                out.add(n)
+        elif any(c in out for c in children(n)):
+            out.add(n)
+    return out
 
 
 # ---------------------------------------------------------------- one op
