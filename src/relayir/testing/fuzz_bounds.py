@@ -65,6 +65,10 @@ LINEAR = {"add": "add", "subtract": "add", "sum": "sum", "mean": "mean",
 MAX_LIKE = ("max", "maximum", "dyn.max", "nn.max_pool1d", "nn.max_pool2d", "nn.max_pool3d",
             "nn.global_max_pool2d")
 MIN_LIKE = ("min", "minimum", "dyn.min")
+# affine maps that SimplifyInference folds into x * scale + shift (TVM and ONNX Runtime
+# fold them too): equal in exact arithmetic, but the sign of an exactly zero result
+# follows the order of the terms (-0.0 + 0.0 is +0.0), so it is a tie as well
+FOLDED_AFFINE = ("nn.batch_norm",)
 ZERO_TIE = float(np.nextafter(0.0, 1.0))  # the bound that marks such a zero
 
 # ops linear in each of two arguments together
@@ -199,7 +203,11 @@ def _call(call: Call, xs: list, es: list, rng) -> tuple:
     """``(value, bound)`` of one op call."""
     v = _apply(call, xs)
     if isinstance(v, tuple):  # ops with several results: the generic rule per field
-        return v, _generic(call, xs, es, v, rng)
+        bounds = _generic(call, xs, es, v, rng)
+        if call.op.name in FOLDED_AFFINE and v[0].dtype.kind == "f":
+            first = np.where((bounds[0] == 0) & (v[0] == 0), ZERO_TIE, bounds[0])
+            bounds = (first, *bounds[1:])
+        return v, bounds
     name = call.op.name
     if (name in MAX_LIKE or name in MIN_LIKE) and v.dtype.kind == "f":
         bound = _generic(call, xs, es, v, rng)
