@@ -47,10 +47,9 @@ vision = op.vision
 dyn = op.dyn
 ShapeVar = SymbolicDim
 TypeKind = Kind
-for _name in ("TypeFunctor", "TypeVisitor", "TypeMutator", "ExprFunctor", "ExprVisitor",
-              "ExprMutator"):
-    globals()[_name] = not_in_relayir(f"tvm.relay.{_name}", "relayir's visitors are "
-                                      "relayir.ir.functor's, with another API")
+for _name in ("TypeFunctor", "TypeVisitor", "TypeMutator"):  # relayir's Expr* ones stay
+    globals()[_name] = not_in_relayir(f"tvm.relay.{_name}", "relayir has no type visitors "
+                                      "in its public API")
 annotation = importlib.import_module(f"{__name__}.annotation")
 SpanCheck = not_in_relayir("tvm.relay.SpanCheck", "relayir's nodes carry spans from the "
                            "parser; there is no span-checking pass")

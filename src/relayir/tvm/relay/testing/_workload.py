@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ....errors import Error
 from ...runtime.ndarray import as_ndarray
+from ..transform import InferType
 
 
 def image_size(name: str, image_shape, layout: str = "NCHW", dtype: str = "float32") -> int:
@@ -20,3 +21,9 @@ def image_size(name: str, image_shape, layout: str = "NCHW", dtype: str = "float
 
 def ndarray_params(params: dict) -> dict:
     return {k: as_ndarray(v) for k, v in params.items()}
+
+
+def typed(mod):
+    """The module type-checked with the types written in, as Relay's workloads come out
+    of ``create_workload`` (so that ``parse(mod.astext())`` equals ``mod``)."""
+    return InferType()(mod)

@@ -15,7 +15,7 @@ from ....ir.module import IRModule
 from ....op.nn import batch_flatten
 from ....testing.models import mlp
 from ....transform.bind import bind
-from ._workload import ndarray_params
+from ._workload import ndarray_params, typed
 
 
 def get_workload(batch_size: int, num_classes: int = 10, image_shape=(1, 28, 28),
@@ -30,7 +30,7 @@ def get_workload(batch_size: int, num_classes: int = 10, image_shape=(1, 28, 28)
     flat, weights = main.params[0], main.params[1:]
     data = var("data", shape=(batch_size, *image_shape), dtype=dtype)
     body = bind(main.body, {flat: batch_flatten(data)})
-    return IRModule.from_expr(Function([data, *weights], body)), ndarray_params(params)
+    return typed(IRModule.from_expr(Function([data, *weights], body))), ndarray_params(params)
 
 
 __all__ = ["get_workload"]
