@@ -53,8 +53,15 @@ def _is_zero(e: Expr) -> bool:
 
 
 def centered(x: Expr, zp: Expr) -> Expr:
-    """``int32(x) - zp`` (``zp`` already laid out to broadcast)."""
-    x = x if x.checked_type.dtype == "int32" else call("cast", [x], dtype="int32")
+    """``x - zp`` exactly (``zp`` already laid out to broadcast): 8-bit values in int32,
+    an int32 one (an accumulator, a requantize input) in int64, where ``INT32_MIN - zp``
+    cannot wrap (the fuzzer's int32 extremes did)."""
+    if x.checked_type.dtype == "int32":
+        if _is_zero(zp):
+            return x
+        return call("subtract", [call("cast", [x], dtype="int64"),
+                                 call("cast", [zp], dtype="int64")])
+    x = call("cast", [x], dtype="int32")
     return x if _is_zero(zp) else call("subtract", [x, zp])
 
 
