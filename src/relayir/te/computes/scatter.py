@@ -61,7 +61,9 @@ def _combine(mode: str, data_value, matches, update_at, dtype):
         if mode == "update":
             return E.select(hit, value, data_value)
         if mode in ("add", "mul"):
-            value = E.select(hit, value, E.const(0 if mode == "add" else 1, dtype))
+            # -0.0 is the float sum's identity (+0.0 would turn a -0.0 datum into +0.0)
+            ident = -0.0 if mode == "add" and E.is_float(dtype) else int(mode == "mul")
+            value = E.select(hit, value, E.const(ident, dtype))
             return data_value + value if mode == "add" else data_value * value
         return E.select(hit, (E.Max if mode == "max" else E.Min)(data_value, value),
                         data_value)
@@ -77,7 +79,12 @@ def _combine(mode: str, data_value, matches, update_at, dtype):
         ident = E.const(0 if mode == "add" else 1, acc)
         src = E.select(matches(rv), E.cast(acc, update_at(where)), ident)
         total = E.Reduce("sum" if mode == "add" else "prod", src, tuple(rv), dtype, acc)
-        return data_value + total if mode == "add" else data_value * total
+        if mode == "mul" or not E.is_float(dtype):
+            return data_value + total if mode == "add" else data_value * total
+        # a position no update lands on keeps its datum as the reference does (the sum's
+        # +0.0 would turn a -0.0 into +0.0)
+        hits = E.Reduce("max", E.cast("int32", matches(rv)), tuple(rv), "int32")
+        return E.select(hits > E.const(0, "int32"), data_value + total, data_value)
     ident = E.min_value(dtype) if mode == "max" else E.max_value(dtype)
     src = E.select(matches(rv), update_at(where), ident)
     best = E.Reduce(mode, src, tuple(rv), dtype)
