@@ -65,6 +65,10 @@ LINEAR = {"add": "add", "subtract": "add", "sum": "sum", "mean": "mean",
 MAX_LIKE = ("max", "maximum", "dyn.max", "nn.max_pool1d", "nn.max_pool2d", "nn.max_pool3d",
             "nn.global_max_pool2d")
 MIN_LIKE = ("min", "minimum", "dyn.min")
+# clamps against a +0.0 bound: their -0.0 input meets the bound's +0.0 (numpy itself
+# gives -0.0 for a float16 scalar and +0.0 for a float32 array); when the bound is 0
+CLAMPS = {"nn.relu": lambda attrs: True,
+          "clip": lambda attrs: attrs.a_min == 0 or attrs.a_max == 0}
 # affine maps that SimplifyInference folds into x * scale + shift (TVM and ONNX Runtime
 # fold them too): equal in exact arithmetic, but the sign of an exactly zero result
 # follows the order of the terms (-0.0 + 0.0 is +0.0), so it is a tie as well
@@ -212,6 +216,11 @@ def _call(call: Call, xs: list, es: list, rng) -> tuple:
     if (name in MAX_LIKE or name in MIN_LIKE) and v.dtype.kind == "f":
         bound = _generic(call, xs, es, v, rng)
         return v, np.where((bound == 0) & _zero_tie(call, xs, v), ZERO_TIE, bound)
+    if name in CLAMPS and v.dtype.kind == "f":  # max(x, 0) / clip at 0: -0.0 meets +0.0
+        bound, x = _generic(call, xs, es, v, rng), np.asarray(xs[0])
+        at_zero = CLAMPS[name](call.attrs)
+        tie = at_zero & (x == 0) & np.signbit(x) & (v == 0)
+        return v, np.where((bound == 0) & tie, ZERO_TIE, bound)
     if v.dtype.kind == "f":
         eps = _eps(v.dtype)
         try:
