@@ -195,3 +195,12 @@ def test_a_max_over_both_zeros_is_a_signed_zero_tie_and_a_lone_zero_is_not():
     assert excused["signed-zero tie"] == 1  # both zeros in the first window
     diff, excused = judge(want, np.array([[[[0.0, 0.0]]]], "float32"), bound)
     assert diff and sum(excused.values()) == 0  # the second window holds -0.0 only
+
+
+def test_a_dataflow_field_beside_let_bound_control_flow_gets_its_bound():
+    mod = _module("""def @main(%x: Tensor[(2), float32]) {
+      let %v = if (greater(sum(%x), 0f)) { %x } else { negative(%x) };
+      (%v, exp(%x))
+    }""")
+    bounds = error_bounds(mod, [np.ones(2, "float32")])
+    assert bounds[0] is None and bounds[1].shape == (2,) and (bounds[1] > 0).all()

@@ -133,19 +133,22 @@ def _opaque(nodes: list, let_value: dict, params: set) -> set:
     (``nodes`` in post-order, so children come first)."""
     plain = (Call, Var, Constant, Tuple, TupleGetItem, Let)
     out: set = set()
-    for n in nodes:
-        t = type(n)
-        if t not in plain or (t is Call and type(n.op) is not Op):
-            out.add(n)
-        elif t is Var:
-            if n not in params and (n not in let_value or let_value[n] in out):
+    while True:  # a let's variable comes before its value in post-order: to a fixed point
+        size = len(out)
+        for n in nodes:
+            t = type(n)
+            if t not in plain or (t is Call and type(n.op) is not Op):
                 out.add(n)
-        elif t is Let:
-            if n.body in out:
+            elif t is Var:
+                if n not in params and (n not in let_value or let_value[n] in out):
+                    out.add(n)
+            elif t is Let:
+                if n.body in out:
+                    out.add(n)
+            elif any(c in out for c in children(n)):
                 out.add(n)
-        elif any(c in out for c in children(n)):
-            out.add(n)
-    return out
+        if len(out) == size:
+            return out
 
 
 # ---------------------------------------------------------------- one op
