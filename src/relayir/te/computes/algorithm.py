@@ -20,6 +20,7 @@ from .common import (
     elementwise,
     float_acc,
     norm_axis,
+    product_acc,
     static,
     unravel,
 )
@@ -32,8 +33,7 @@ def _scan(combiner: str, identity: int):
     def rule(attrs, inputs, out):
         x = inputs[0]
         dtype = out.dtype
-        acc = float_acc(dtype) if combiner == "sum" else (
-            "float64" if E.is_float(dtype) else float_acc(dtype))
+        acc = float_acc(dtype) if combiner == "sum" else product_acc(dtype)
         flat = attrs.axis is None
         axis = 0 if flat else norm_axis(attrs.axis, x.ndim)
         n = out.shape[axis]

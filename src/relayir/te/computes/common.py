@@ -96,6 +96,13 @@ def unravel(pos: E.Expr, shape) -> tuple:
     return tuple(reversed(out))
 
 
+def product_acc(dtype: str) -> str:
+    """Accumulator dtype of products: float32 stays float32, as numpy multiplies it (a
+    float64 product kept -1.4e-45 * 0.11 from underflowing to -0.0, so a later -inf gave
+    +inf where numpy gives NaN); other dtypes as ``float_acc``."""
+    return dtype if dtype in ("float32", "float64") else float_acc(dtype)
+
+
 def float_acc(dtype: str) -> str:
     """Accumulator dtype of float sums and means: float64 (matches numpy closely)."""
     return "float64" if E.is_float(dtype) else ("int64" if not E.is_unsigned(dtype)

@@ -14,7 +14,7 @@ from ...op.reduce import reduce_axes
 from .. import expr as E
 from .. import tensor as te
 from ..tensor import Tensor, compute
-from .common import COMPUTE, float_acc, prod, ravel
+from .common import COMPUTE, float_acc, prod, product_acc, ravel
 
 
 class _Geometry:
@@ -87,7 +87,7 @@ def _simple(combiner: str, acc=None):
 
 
 COMPUTE.register("sum")(_simple("sum", float_acc))
-COMPUTE.register("prod")(_simple("prod", float_acc))
+COMPUTE.register("prod")(_simple("prod", product_acc))
 COMPUTE.register("max")(_simple("max"))
 COMPUTE.register("min")(_simple("min"))
 COMPUTE.register("all")(_simple("and"))
