@@ -126,6 +126,7 @@ class _Parser:
         self.kinds, self.vals, self.starts = self.toks.kinds, self.toks.vals, self.toks.starts
         self.line_starts = self.toks.line_starts
         self.i = 0
+        self.in_binding = False  # parsing the value of a "%N = ...;" line (see block)
         self.source = source_name
         self.meta_text = text[meta_start:] if meta_start < len(text) else None
         self.meta_offset = meta_start
@@ -332,7 +333,9 @@ class _Parser:
 
     def braced_block(self) -> Expr:
         self.expect("{", "'{'")
+        outer, self.in_binding = self.in_binding, False
         body = self.block()
+        self.in_binding = outer
         self.expect("}", "'}' to close the block")
         return body
 
@@ -351,7 +354,9 @@ class _Parser:
                     raise self.error(f"expected 'let' before {name}: named variables are bound "
                                      "with let, and '%N = ...' lines use numbers")
                 self.i = i + 2
+                outer, self.in_binding = self.in_binding, True
                 value = self.expr()
+                self.in_binding = outer
                 self.expect(";", f"';' after the value of {name}")
                 self.graph_log.append((name, self.graph.get(name, _MISSING)))
                 self.graph[name] = value
@@ -361,7 +366,9 @@ class _Parser:
                 self.free_var()
             else:
                 body = self.expr()
-                if kinds[self.i] != ";":
+                # inside the value of a '%N = ...;' line (not in braces) the ';' after
+                # a let's body closes that line, as the printer writes nested lets
+                if kinds[self.i] != ";" or self.in_binding:
                     break
                 self.i += 1
                 lets.append((Var("_").with_span(self.span(i)), body, i))
