@@ -32,6 +32,7 @@ from ..executor import EXECUTORS, create_executor
 from ..ir.expr import Call, Op
 from ..ir.functor import post_order
 from ..ir.module import IRModule
+from ..runtime import wrap
 from ..te.computes import COMPUTE
 from ..transform import PassContext
 from .fuzz_bounds import error_bounds
@@ -131,16 +132,16 @@ def evaluate(mod: IRModule, inputs: list, executor: str = "interp", target: str 
 
 
 def _references(fn, executor: str) -> dict:
-    """The kernels of the built program that ran as numpy references, with why."""
-    if executor == "graph":
-        return fn.module.module.lib.references()
-    if executor == "vm":
-        vm = fn.vm
-        out = dict(vm.exe.kernel_library.references()) if vm.exe.kernel_library else {}
+    """The kernels of the built program that ran as numpy references, with why (through
+    ``relayir.runtime``'s one artifact interface, whatever the executor), and the VM's
+    calls that ran a reference for a dim of 1."""
+    vm = getattr(fn, "vm", None)
+    built = fn.module.module if vm is None else vm.exe
+    out = dict(wrap(built).references)
+    if vm is not None:
         out.update({name: f"ran its reference in {n} call(s): a dynamic dim of 1 "
                           f"broadcasting" for name, n in vm.reference_runs.items()})
-        return out
-    return {}  # AOT refuses reference kernels when it builds
+    return out
 
 
 def _as_arrays(v):
