@@ -13,7 +13,9 @@ from .runners import CommandError
 LAYOUT = """\
 repository layout (as Triton and OpenVINO Model Server lay it out):
   REPO/<model>/config.json                  optional: {"max_batch_size": 32,
-                                            "max_queue_delay_us": 500, "instances": 2}
+                                            "max_queue_delay_us": 500, "instances": 2,
+                                            "inline_below_us": 50} (a model faster than
+                                            this runs on the event loop, no thread hop)
   REPO/<model>/<version>/model.relayir      written by relayir compile (graph, vm or aot)
   REPO/<model>/<version>/model.<k>.relayir  optional: the same model at other batch sizes
 
