@@ -73,6 +73,10 @@ CLAMPS = {"nn.relu": lambda attrs: True,
 # fold them too): equal in exact arithmetic, but the sign of an exactly zero result
 # follows the order of the terms (-0.0 + 0.0 is +0.0), so it is a tie as well
 FOLDED_AFFINE = ("nn.batch_norm",)
+# interpolations: weighted sums of taps, separable in the reference and tap by tap in C,
+# so an exactly zero result's sign follows the order of its (zero) terms
+INTERPOLATIONS = ("image.resize1d", "image.resize2d", "image.resize3d", "nn.upsampling",
+                  "nn.upsampling3d", "image.grid_sample")
 ZERO_TIE = float(np.nextafter(0.0, 1.0))  # the bound that marks such a zero
 
 # ops linear in each of two arguments together
@@ -219,6 +223,9 @@ def _call(call: Call, xs: list, es: list, rng) -> tuple:
     if (name in MAX_LIKE or name in MIN_LIKE) and v.dtype.kind == "f":
         bound = _generic(call, xs, es, v, rng)
         return v, np.where((bound == 0) & _zero_tie(call, xs, v), ZERO_TIE, bound)
+    if name in INTERPOLATIONS and v.dtype.kind == "f":
+        bound = _generic(call, xs, es, v, rng)
+        return v, np.where((bound == 0) & (v == 0), ZERO_TIE, bound)
     if name in CLAMPS and v.dtype.kind == "f":  # max(x, 0) / clip at 0: -0.0 meets +0.0
         bound, x = _generic(call, xs, es, v, rng), np.asarray(xs[0])
         at_zero = CLAMPS[name](call.attrs)

@@ -14,8 +14,9 @@ from the bounds ``fuzz_bounds.error_bounds`` derives from the computation:
 - ``signed-zero tie``: a max or min (a pool, a reduction) whose window held both +0.0
   and -0.0: which zero comes out depends on the order the operands are compared in
   (numpy's own answer does), so either sign is the op's answer; and an exactly zero
-  result of a batch norm, which every compiler folds into ``x * scale + shift`` and
-  whose zero's sign follows the order of the terms;
+  result of a batch norm, which every compiler folds into ``x * scale + shift``, or of an
+  interpolation (resize, upsampling, grid_sample: separable in the reference, tap by tap
+  in C), whose zero's sign follows the order of the terms;
 - ``undetermined``: the element's exact value is not fixed at the program's precision
   (a comparison, ``floor`` or integer cast of a value within rounding of the decision,
   a pole within rounding, and all that is computed from it): any result, NaN and Inf
