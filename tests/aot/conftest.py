@@ -7,21 +7,13 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.codegen import CompilerNotFoundError, find_compiler
+from relayir.codegen import has_compiler
 from relayir.runtime.executor import AotModule
-
-
-def _has_cc() -> bool:
-    try:
-        find_compiler()
-    except CompilerNotFoundError:
-        return False
-    return True
 
 
 def pytest_collection_modifyitems(config, items):
     """Every AOT test compiles C: skip them all where there is no C compiler."""
-    if not _has_cc():
+    if not has_compiler():
         skip = pytest.mark.skip(reason="no C compiler on this machine")
         for item in items:
             if "tests/aot/" in str(item.fspath).replace("\\", "/"):

@@ -3,7 +3,7 @@ test when no C compiler is found, and ``cache``, a compile cache of the test's o
 
 import pytest
 
-from relayir.codegen import CompilerNotFoundError, find_compiler
+from relayir.codegen import has_compiler
 
 
 def pytest_configure(config):
@@ -11,17 +11,11 @@ def pytest_configure(config):
         "markers", "needs_cc: compiles C; skipped when no C compiler is found")
 
 
-def _has_cc() -> bool:
-    try:
-        find_compiler()
-    except CompilerNotFoundError:
-        return False
-    return True
 
 
 def pytest_collection_modifyitems(config, items):
     wanting = [item for item in items if item.get_closest_marker("needs_cc")]
-    if wanting and not _has_cc():
+    if wanting and not has_compiler():
         skip = pytest.mark.skip(reason="no C compiler on this machine")
         for item in wanting:
             item.add_marker(skip)

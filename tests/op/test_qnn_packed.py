@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.codegen import CompilerNotFoundError, default_flags, find_compiler
+from relayir.codegen import default_flags, has_compiler
 from relayir.op.nn.conv import conv_nc
 from relayir.op.qnn.packed import (
     contrib_conv2d_packed,
@@ -95,12 +95,6 @@ def test_the_conv_reference_is_the_padded_integer_convolution(conv):
     assert got.dtype == np.int32 and np.array_equal(got, want)
 
 
-def _has_cc() -> bool:
-    try:
-        find_compiler()
-    except CompilerNotFoundError:
-        return False
-    return True
 
 
 # each path's flags: what the compiler's macros then select in codegen/routines_int8.py
@@ -108,7 +102,7 @@ PATHS = {"native": [], "avx-vnni": ["-mno-avx512vnni"], "avx2": ["-mno-avx512vnn
          "scalar": ["-DRL_SCALAR_MICROKERNELS"]}
 
 
-@pytest.mark.skipif(not _has_cc(), reason="no C compiler on this machine")
+@pytest.mark.skipif(not has_compiler(), reason="no C compiler on this machine")
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_the_c_routine_is_exact_on_every_isa_path(path, monkeypatch):
     monkeypatch.setenv("RELAYIR_CFLAGS", " ".join(default_flags() + PATHS[path]))

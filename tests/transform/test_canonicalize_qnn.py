@@ -7,21 +7,15 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.codegen import CompilerNotFoundError, find_compiler
+from relayir.codegen import has_compiler
 from relayir.ir.structural import assert_structural_equal
 
 qnn = relay.qnn.op
 
 
-def _has_cc() -> bool:
-    try:
-        find_compiler()
-    except CompilerNotFoundError:
-        return False
-    return True
 
 
-needs_cc = pytest.mark.skipif(not _has_cc(), reason="no C compiler on this machine")
+needs_cc = pytest.mark.skipif(not has_compiler(), reason="no C compiler on this machine")
 
 
 def lower(text: str) -> relay.IRModule:

@@ -15,6 +15,7 @@ from .compiler import (
     compile_source,
     default_flags,
     find_compiler,
+    has_compiler,
 )
 from .loader import BoundCall, KernelFunction, LoadError, SharedLibrary
 from .native import NativeKernel, compile_kernels
@@ -40,4 +41,5 @@ __all__ = [
     "default_flags",
     "compile_kernels",
     "find_compiler",
+    "has_compiler",
 ]

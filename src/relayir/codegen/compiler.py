@@ -56,6 +56,7 @@ __all__ = [
     "compile_source",
     "default_flags",
     "find_compiler",
+    "has_compiler",
 ]
 
 CANDIDATES = ("cc", "gcc", "clang")
@@ -129,6 +130,15 @@ class Compiler:
         """What goes into the cache key: another compiler, version or wrapper
         argument means another object."""
         return {"command": list(self.command), "path": self.path, "version": self.version}
+
+
+def has_compiler() -> bool:
+    """Whether ``find_compiler`` finds one (the tests' guard for the cpu target)."""
+    try:
+        find_compiler()
+    except CompilerNotFoundError:
+        return False
+    return True
 
 
 def find_compiler() -> Compiler:
