@@ -122,12 +122,18 @@ def _out_hw(h, w, attrs):
             (w + pl + pr - (kw - 1) * dw - 1) // sw + 1)
 
 
-def _conv_rel(types, attrs):
+def _uint8_nchw_data(types):
+    """The packed convolutions' operands: static NCHW uint8 data, an int8 weight."""
     data, weight = tensors(types, ("data", "weight"))
     if data.dtype != "uint8" or weight.dtype != "int8":
         fail(f"data must be uint8 and weight int8, found {data} and {weight}")
     if data.ndim != 4 or not all(isinstance(d, int) for d in data.shape):
         fail(f"data must be a static NCHW tensor, found {data}")
+    return data, weight
+
+
+def _conv_rel(types, attrs):
+    data, weight = _uint8_nchw_data(types)
     n, c, h, w = data.shape
     kh, kw = attrs.kernel_size
     want = packed_shape(attrs.channels, kh * kw * (-(-c // GROUP_K) * GROUP_K))
@@ -167,11 +173,7 @@ def contrib_conv2d_packed(data, weight, channels, kernel_size, strides=(1, 1),
 
 
 def _depthwise_rel(types, attrs):
-    data, weight = tensors(types, ("data", "weight"))
-    if data.dtype != "uint8" or weight.dtype != "int8":
-        fail(f"data must be uint8 and weight int8, found {data} and {weight}")
-    if data.ndim != 4 or not all(isinstance(d, int) for d in data.shape):
-        fail(f"data must be a static NCHW tensor, found {data}")
+    data, weight = _uint8_nchw_data(types)
     n, c, h, w = data.shape
     want = (c, 1, *attrs.kernel_size)
     if tuple(weight.shape) != want or attrs.channels != c:
