@@ -29,6 +29,10 @@ ABSENT = {
     "relay.backend.name_transforms": "relayir's C names come from relayir.tir.names",
     "relay.backend.utils": "relayir's lowering is relayir.backend's",
     "relay.data_dep_optimization": "relayir has no data-dependent (sparse) rewrites",
+    "relay.transform.fake_quantization_to_integer": "relayir's FakeQuantizationToInteger "
+    "rules are its own (relayir.transform.fake_quantization_to_integer), not registered "
+    "from Python",
+    "relay.transform.mixed_precision": "relayir has no mixed-precision pass",
     "relay.frontend.common": "relayir's frontends share relayir.frontend's helpers",
     "relay.testing.layers": "relay.testing's layer helpers are not offered",
     "relay.op.contrib": "relayir has no external codegens (BYOC)",

@@ -28,6 +28,7 @@ from . import (
     loops,
     op,
     prelude,
+    qnn,
     scope_builder,
     transform,
     ty,
@@ -40,7 +41,7 @@ from .op import *  # noqa: F403
 from .op import nn
 from .prelude import Prelude
 from .scope_builder import ScopeBuilder
-from .transform import gradient
+from .transform import build_config, gradient
 
 image = op.image
 vision = op.vision

@@ -12,8 +12,9 @@ Differences from ``relayir.transform``, each to match Relay:
 - ``gradient`` defaults to ``mode="higher_order"`` (relayir: ``"first_order"``);
 - ``FoldConstant(fold_qnn)``, ``DeadCodeElimination(inline_once, ignore_impurity)``
   take Relay's arguments (relayir has no QNN ops and always keeps effects);
-- ``Legalize`` and ``AnnotateSpans`` are identity passes (relayir has no target
-  legalisations and keeps no spans from Python-built code).
+- ``Legalize`` runs the hooks registered from Python (``register_legalize``,
+  ``TempOpAttr``; relayir has no target legalisations of its own);
+  ``AnnotateSpans`` is an identity pass (relayir keeps no spans from Python-built code).
 
 ``PassContext``, ``Sequential``, ``module_pass`` and ``function_pass`` are relayir's
 (``tvm.transform``).
@@ -37,9 +38,10 @@ from ...transform.pass_infra import (
     module_pass,
 )
 from ...typing.infer import infer_expr
-from ..error import missing_attribute, not_in_relayir
+from ..error import NotInRelayirError, missing_attribute, not_in_relayir
 from ..transform import PassContext, PrintIR
 from ._annotate import fill_missing_annotations
+from ._legalize import hook_table, legalize_pass
 
 GRADIENT_MODES = ("higher_order", "first_order")
 
@@ -90,6 +92,21 @@ def FoldConstant(fold_qnn: bool = False) -> Pass:  # noqa: N802 (Relay's names)
     return relay_pass(_t.FoldConstant())
 
 
+def FakeQuantizationToInteger(hard_fail: bool = False, use_qat: bool = False,  # noqa: N802
+                              optional_qnn_ops=None) -> Pass:
+    """relayir's pass: a region it cannot convert stays in float. Relay's ``hard_fail``
+    (raise on such a region), ``use_qat`` (convert the ops between regions too) and
+    ``optional_qnn_ops`` are not offered."""
+    for given, what in ((hard_fail, "hard_fail=True"), (use_qat, "use_qat=True"),
+                        (optional_qnn_ops, "optional_qnn_ops")):
+        if given:
+            raise NotInRelayirError(
+                f"tvm.relay.transform.FakeQuantizationToInteger({what}) is not part of "
+                f"relayir: its pass converts the regions it has rules for and leaves the "
+                f"rest in float")
+    return relay_pass(_t.FakeQuantizationToInteger())
+
+
 def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False) -> Pass:  # noqa: N802
     """``ignore_impurity`` is not offered: relayir keeps bindings with effects."""
     return _t.DeadCodeElimination(inline_once=inline_once)
@@ -100,6 +117,15 @@ Inline = _t.Inline
 LambdaLift = _t.LambdaLift
 RemoveUnusedFunctions = _t.RemoveUnusedFunctions
 ToANormalForm = _t.ToANormalForm
+
+
+def build_config(opt_level: int = 2, required_pass=None, disabled_pass=None, trace=None):
+    """Relay's older spelling of ``tvm.transform.PassContext``; ``trace`` is not offered."""
+    if trace is not None:
+        raise NotInRelayirError("tvm.relay.build_config(trace=...) is not part of relayir: "
+                                "use PassContext(instruments=...)")
+    return PassContext(opt_level=opt_level, required_pass=required_pass,
+                       disabled_pass=disabled_pass)
 
 
 def gradient(expr, mod=None, mode: str = "higher_order"):
@@ -127,7 +153,13 @@ def _identity(name: str):
     return make
 
 
-Legalize = _identity("Legalize")
+def Legalize(legalize_map_attr_name: str = "FTVMLegalize") -> Pass:  # noqa: N802
+    """Relay's ``Legalize``: the registered hooks (``relay/_legalize.py``); relayir has
+    none of its own, so without hooks it changes nothing."""
+    hook_table(legalize_map_attr_name, "tvm.relay.transform.Legalize")
+    return relay_pass(legalize_pass(legalize_map_attr_name))
+
+
 AnnotateSpans = _identity("AnnotateSpans")
 
 
@@ -138,12 +170,13 @@ def InferTypeLocal(expr):  # noqa: N802
 
 __all__ = ["AnnotateSpans", "BackwardFoldScaleAxis", "CanonicalizeOps", "ConvertLayout",
            "DeadCodeElimination", "DefuseOps", "DynamicToStatic", "EliminateCommonSubexpr",
+           "FakeQuantizationToInteger",
            "FoldConstant", "FoldScaleAxis", "ForwardFoldScaleAxis", "FunctionPass", "FuseOps",
            "GRADIENT_MODES", "InferType", "InferTypeLocal", "Inline", "LambdaLift", "Legalize",
            "ModulePass", "Pass", "PassContext", "PassInfo", "PrintIR", "RemoveUnusedFunctions",
            "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",
            "ToANormalFormExpr", "ToGraphNormalForm", "function_pass", "gradient", "module_pass",
-           "relay_pass"]
+           "relay_pass", "build_config"]
 
 
 # Relay passes relayir does not have: the names import, a call says so

@@ -23,7 +23,7 @@ from .. import analysis
 from ..build_module import create_executor
 from ..prelude import Prelude
 from ..transform import InferType, Legalize, Pass, gradient
-from . import _missing, mlp, mobilenet, resnet
+from . import _missing, mlp, mobilenet, resnet, temp_op_attr
 from .init import Xavier, create_workload
 
 

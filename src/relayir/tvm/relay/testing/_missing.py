@@ -15,7 +15,7 @@ import types
 from ...error import not_in_relayir
 
 WORKLOADS = ("inception_v3", "squeezenet", "densenet", "dcgan", "vgg", "resnet_3d", "lstm",
-             "synthetic", "yolo_detection", "darknet", "dqn", "temp_op_attr")
+             "synthetic", "yolo_detection", "darknet", "dqn")
 _WHY = ("relayir's built-in models are mlp, resnet and mobilenet (docs/tvm-compat.md); "
         "it has no model for this workload")
 
@@ -29,9 +29,6 @@ def install(package: str) -> dict[str, types.ModuleType]:
                                   f"relayir. {_WHY}")
         for fn in ("get_workload", "get_net"):
             setattr(module, fn, not_in_relayir(f"{tvm_package}.{name}.{fn}", _WHY))
-        if name == "temp_op_attr":
-            module.TempOpAttr = not_in_relayir(f"{tvm_package}.temp_op_attr.TempOpAttr",
-                                               "relayir has no op attribute registry")
         sys.modules[module.__name__] = module
         out[name] = module
     return out

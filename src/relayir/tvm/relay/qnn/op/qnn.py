@@ -1,0 +1,122 @@
+"""``relay.qnn.op.qnn``: Relay's QNN constructors over relayir's QNN ops
+(``relayir.op.qnn``), with Relay's signatures and defaults.
+
+The ops are relayir's, so is their arithmetic (ONNX Runtime's: a float32 scale ratio,
+round half to even; ``relayir/op/qnn/__init__.py``). What Relay offers beyond it is
+refused by name (``NotInRelayirError``) rather than computed another way: a requantize
+``rounding`` other than relayir's (``"UPWARD"``, ``"TONEAREST"``: Relay's fixed-point
+multiplier rounds ties up or away from zero), a ``compute_dtype`` other than float32,
+``requantize_config``, a dequantize to a dtype other than float32, and the QNN ops
+relayir does not have (``subtract``, ``conv2d_transpose``, the unary lookup-table ops,
+``simulated_*``, ``leaky_relu``, ``softmax``, ``contrib_dense_pack``).
+"""
+
+from __future__ import annotations
+
+from .....op import qnn as _qnn
+from ....error import NotInRelayirError, not_in_relayir
+
+_ROUNDINGS = ("None", None)
+_COMPUTE_DTYPES = ("None", None, "float32")
+
+
+def _refuse(api: str, why: str):
+    raise NotInRelayirError(f"tvm.relay.qnn.op.{api} is not part of relayir: {why}")
+
+
+def quantize(data, output_scale, output_zero_point, axis=-1, out_dtype="int8"):
+    return _qnn.quantize(data, output_scale, output_zero_point, axis=axis, out_dtype=out_dtype)
+
+
+def dequantize(data, input_scale, input_zero_point, axis=-1, out_dtype="float32"):
+    if out_dtype != "float32":
+        _refuse(f"dequantize(out_dtype={out_dtype!r})", "relayir's qnn.dequantize gives "
+                "float32")
+    return _qnn.dequantize(data, input_scale, input_zero_point, axis=axis)
+
+
+def requantize(data, input_scale, input_zero_point, output_scale, output_zero_point, axis=-1,
+               rounding="None", compute_dtype="None", out_dtype="int8"):
+    if rounding not in _ROUNDINGS:
+        _refuse(f"requantize(rounding={rounding!r})", "relayir's qnn.requantize multiplies "
+                "by the float32 scale ratio and rounds half to even (ONNX Runtime's "
+                "arithmetic), not Relay's fixed-point rounding modes")
+    if compute_dtype not in _COMPUTE_DTYPES:
+        _refuse(f"requantize(compute_dtype={compute_dtype!r})", "relayir's qnn.requantize "
+                "computes in float32")
+    return _qnn.requantize(data, input_scale, input_zero_point, output_scale,
+                           output_zero_point, axis=axis, out_dtype=out_dtype)
+
+
+def conv2d(data, kernel, input_zero_point, kernel_zero_point, input_scale, kernel_scale,
+           kernel_size, channels, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
+           data_layout="NCHW", kernel_layout="OIHW", out_layout="", out_dtype="int32"):
+    return _qnn.conv2d(data, kernel, input_zero_point, kernel_zero_point, input_scale,
+                       kernel_scale, strides=strides, padding=padding, dilation=dilation,
+                       groups=groups, channels=channels, kernel_size=kernel_size,
+                       data_layout=data_layout, kernel_layout=kernel_layout,
+                       out_layout=out_layout, out_dtype=out_dtype)
+
+
+def dense(data, weight, input_zero_point, kernel_zero_point, input_scale, kernel_scale, units,
+          out_dtype="int32"):
+    return _qnn.dense(data, weight, input_zero_point, kernel_zero_point, input_scale,
+                      kernel_scale, units=units, out_dtype=out_dtype)
+
+
+def batch_matmul(x, y, x_zero_point, y_zero_point, x_scale, y_scale, out_dtype="int32"):
+    return _qnn.batch_matmul(x, y, x_zero_point, y_zero_point, x_scale, y_scale,
+                             out_dtype=out_dtype)
+
+
+def _binary(op, name):
+    def make(lhs, rhs, lhs_scale, lhs_zero_point, rhs_scale, rhs_zero_point, output_scale,
+             output_zero_point, lhs_axis=-1, rhs_axis=-1):
+        """Relay's binary QNN op; relayir's takes per-tensor parameters (a per-channel
+        scale is a type error), so the axes only name the default."""
+        return op(lhs, rhs, lhs_scale, lhs_zero_point, rhs_scale, rhs_zero_point,
+                  output_scale, output_zero_point)
+
+    make.__name__ = name
+    return make
+
+
+add = _binary(_qnn.add, "add")
+mul = _binary(_qnn.mul, "mul")
+
+
+def concatenate(data, input_scales, input_zero_points, output_scale, output_zero_point, axis):
+    data = list(data.fields) if hasattr(data, "fields") else list(data)
+    return _qnn.concatenate(data, list(input_scales), list(input_zero_points), output_scale,
+                            output_zero_point, axis)
+
+
+def avg_pool2d(data, input_scale, input_zero_point, output_scale, output_zero_point,
+               pool_size, strides, padding, dilation, ceil_mode=False,
+               count_include_pad=True, layout="NHWC", out_layout=""):
+    return _qnn.avg_pool2d(data, input_scale, input_zero_point, output_scale,
+                           output_zero_point, pool_size=pool_size, strides=strides,
+                           dilation=dilation, padding=padding, layout=layout,
+                           out_layout=out_layout, ceil_mode=ceil_mode,
+                           count_include_pad=count_include_pad)
+
+
+_NOT_OFFERED = {
+    "subtract": "relayir's QNN dialect has add and mul, not subtract",
+    "conv2d_transpose": "relayir's QNN dialect has no transposed convolution",
+    "simulated_quantize": "relayir has no simulated (float) QNN ops",
+    "simulated_dequantize": "relayir has no simulated (float) QNN ops",
+    "contrib_dense_pack": "relayir packs int8 weights itself (qnn.contrib_dense_packed)",
+    "leaky_relu": "relayir's QNN dialect has no leaky_relu",
+    "softmax": "relayir's QNN dialect has no softmax",
+    "requantize_config": "relayir's qnn.requantize has one rounding (half to even)",
+    "current_requantize_config": "relayir's qnn.requantize has one rounding (half to even)",
+    "RequantizeConfig": "relayir's qnn.requantize has one rounding (half to even)",
+}
+for _name in ("tanh", "exp", "sqrt", "rsqrt", "erf", "abs", "sigmoid", "hardswish", "log"):
+    _NOT_OFFERED[_name] = "relayir's QNN dialect has no unary (lookup-table) ops"
+for _name, _why in _NOT_OFFERED.items():
+    globals()[_name] = not_in_relayir(f"tvm.relay.qnn.op.{_name}", _why)
+
+__all__ = ["add", "avg_pool2d", "batch_matmul", "concatenate", "conv2d", "dense",
+           "dequantize", "mul", "quantize", "requantize", *_NOT_OFFERED]
