@@ -19,6 +19,7 @@ from ...errors import Error
 from ...ir.analysis import free_vars
 from ...ir.expr import Function, GlobalVar, Var, const
 from ...ir.module import IRModule
+from ...runtime.module import GraphExecutorFactoryModule
 from ...transform.bind import bind
 from ..runtime.container import from_tvm, to_tvm
 from ..target import resolve_target
@@ -47,7 +48,19 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None,
     tgt = resolve_target(target, DEFAULT_TARGET)
     params = {k: np.asarray(v) for k, v in (params or {}).items()}
     kwargs = {} if kind == "graph" else {"executor": kind}
-    return _build(ir_mod, target=tgt, params=params, mod_name=mod_name, **kwargs)
+    built = _build(ir_mod, target=tgt, params=params, mod_name=mod_name, **kwargs)
+    if type(built) is GraphExecutorFactoryModule:
+        built = FactoryModule(built.graph_json, built.lib, built.params, built.target,
+                              built.mod_name, built.ir_mod)
+    return built
+
+
+class FactoryModule(GraphExecutorFactoryModule):
+    """relayir's factory module, which also unpacks as Relay's older API returned it:
+    ``graph_json, lib, params = relay.build(...)``."""
+
+    def __iter__(self):
+        return iter((self.graph_json, self.lib, dict(self.params)))
 
 
 def bind_params_by_name(func: Function, params: dict) -> Function:
