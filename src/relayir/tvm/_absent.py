@@ -33,6 +33,8 @@ ABSENT = {
     "rules are its own (relayir.transform.fake_quantization_to_integer), not registered "
     "from Python",
     "relay.transform.mixed_precision": "relayir has no mixed-precision pass",
+    "relay.transform.infer_layout_utils": "relayir's layout rules are its own "
+    "(relayir.transform.convert_layout), not registered from Python",
     "relay.frontend.common": "relayir's frontends share relayir.frontend's helpers",
     "relay.testing.layers": "relay.testing's layer helpers are not offered",
     "relay.op.contrib": "relayir has no external codegens (BYOC)",

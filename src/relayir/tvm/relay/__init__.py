@@ -29,6 +29,7 @@ from . import (
     op,
     prelude,
     qnn,
+    quantize,
     scope_builder,
     transform,
     ty,

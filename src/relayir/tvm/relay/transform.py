@@ -44,6 +44,7 @@ from ._annotate import fill_missing_annotations
 from ._legalize import hook_table, legalize_pass
 
 GRADIENT_MODES = ("higher_order", "first_order")
+__path__: list[str] = []  # a package in TVM: its submodules (tvm/_absent.py) import below it
 
 
 def _annotated(mod: IRModule) -> IRModule:
