@@ -207,6 +207,22 @@ class _Kind(Pattern):
         return type(expr) is self.cls
 
 
+class _Structure(Pattern):
+    def __init__(self, test, parts_of, parts, name):
+        self.test = test
+        self.parts_of = parts_of
+        self.parts = parts
+        self.name = name
+
+    def _match(self, expr, m):
+        if not self.test(expr):
+            return False
+        if self.parts is None:
+            return True
+        got = self.parts_of(expr)
+        return len(got) == len(self.parts) and all(p.match(e, m) for p, e in zip(self.parts, got))
+
+
 class _IsOpBuilder:
     def __init__(self, names):
         self.names = frozenset(names)
@@ -242,6 +258,15 @@ def is_tuple(name: str | None = None) -> Pattern:
 
 def is_tuple_getitem(name: str | None = None) -> Pattern:
     return _Kind(TupleGetItem, name)
+
+
+def structure(test: Callable[[Expr], bool], parts_of: Callable[[Expr], Sequence] | None = None,
+              parts: Sequence[Pattern] | None = None, name: str | None = None) -> Pattern:
+    """A node that ``test`` accepts, whose parts (``parts_of(node)``: a tuple's fields, a
+    call's callee and arguments, ...) match ``parts`` in order (``None``: any parts). The
+    general form of the patterns above, for pattern languages built on this one
+    (``relayir.tvm``'s dataflow patterns)."""
+    return _Structure(test, parts_of, None if parts is None else tuple(parts), name)
 
 
 def all_equal(value) -> Callable[[np.ndarray], bool]:
