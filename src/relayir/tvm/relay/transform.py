@@ -11,7 +11,7 @@ Differences from ``relayir.transform``, each to match Relay:
   ``RemoveUnusedFunctions``) are relayir's unchanged;
 - ``gradient`` defaults to ``mode="higher_order"`` (relayir: ``"first_order"``);
 - ``FoldConstant(fold_qnn)``, ``DeadCodeElimination(inline_once, ignore_impurity)``
-  take Relay's arguments (relayir has no QNN ops and always keeps effects);
+  take Relay's arguments (relayir folds QNN calls as any op and always keeps effects);
 - ``Legalize`` runs the hooks registered from Python (``register_legalize``,
   ``TempOpAttr``; relayir has no target legalisations of its own);
   ``AnnotateSpans`` is an identity pass (relayir keeps no spans from Python-built code).
@@ -89,7 +89,7 @@ ToGraphNormalForm = _relay(_t.ToGraphNormalForm)
 
 
 def FoldConstant(fold_qnn: bool = False) -> Pass:  # noqa: N802 (Relay's names)
-    """relayir has no QNN ops: ``fold_qnn`` changes nothing."""
+    """relayir folds QNN calls as it folds any op, whatever ``fold_qnn`` says."""
     return relay_pass(_t.FoldConstant())
 
 
