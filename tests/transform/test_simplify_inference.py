@@ -39,29 +39,40 @@ def ops_in(mod) -> set[str]:
 
 
 def test_batch_norm():
+    # statistics given at run time keep the reference's order: x * scale + shift would
+    # give inf - inf = NaN where they make the scale infinite (an infinite gamma)
     check(BN_PARAMS, "%0 = nn.batch_norm(%x, %g, %b, %m, %v, epsilon=0.001); %0.0", """
-      %0 = add(%v, 0.001f);
-      %1 = rsqrt(%0);
-      %2 = multiply(%1, %g);
-      %3 = expand_dims(%2, axis=1, num_newaxis=2);
-      %4 = multiply(%x, %3);
-      %5 = negative(%m);
-      %6 = multiply(%5, %2);
-      %7 = add(%6, %b);
-      %8 = expand_dims(%7, axis=1, num_newaxis=2);
-      add(%4, %8)""")
+      %0 = expand_dims(%m, axis=1, num_newaxis=2);
+      %1 = subtract(%x, %0);
+      %2 = add(%v, 0.001f);
+      %3 = sqrt(%2);
+      %4 = expand_dims(%3, axis=1, num_newaxis=2);
+      %5 = divide(%1, %4);
+      %6 = expand_dims(%g, axis=1, num_newaxis=2);
+      %7 = multiply(%5, %6);
+      %8 = expand_dims(%b, axis=1, num_newaxis=2);
+      add(%7, %8)""")
+
+
+def test_batch_norm_with_constant_statistics_folds_to_scale_and_shift():
+    x = relay.var("x", shape=(2, 3, 4, 5))
+    stats = [relay.const(np.array(v, "float32")) for v in
+             ([1, 2, 3], [0.5, 0, -1], [0.1, 0.2, 0.3], [1, 2, 4])]
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.batch_norm(x, *stats)[0]))
+    out = FoldConstant()(SimplifyInference()(relay.transform.InferType()(mod)))
+    assert ops_in(out) == {"multiply", "add"}  # x * scale + shift, both constants
+    data = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype("float32")
+    assert_same_results(evaluate(out, [data]), evaluate(mod, [data]), rtol=1e-5, atol=1e-6)
 
 
 def test_batch_norm_last_axis_without_center_and_scale():
     check(BN_PARAMS.replace("(2, 3, 4, 5)", "(2, 4, 5, 3)"),
           "%0 = nn.batch_norm(%x, %g, %b, %m, %v, axis=-1, center=False, scale=False); %0.0",
           """
-      %0 = add(%v, 1e-05f);
-      %1 = rsqrt(%0);
-      %2 = multiply(%x, %1);
-      %3 = negative(%m);
-      %4 = multiply(%3, %1);
-      add(%2, %4)""")
+      %0 = subtract(%x, %m);
+      %1 = add(%v, 1e-05f);
+      %2 = sqrt(%1);
+      divide(%0, %2)""")
 
 
 def test_batch_norm_other_outputs_stay_correct():
@@ -72,16 +83,14 @@ def test_batch_norm_other_outputs_stay_correct():
       %2 = %0.1;
       %3 = %0.2;
       (%1, %2, %3, %0)""", """
-      %0 = add(%v, 1e-05f);
-      %1 = rsqrt(%0);
-      %2 = expand_dims(%1, axis=1, num_newaxis=2);
-      %3 = multiply(%x, %2);
-      %4 = negative(%m);
-      %5 = multiply(%4, %1);
-      %6 = expand_dims(%5, axis=1, num_newaxis=2);
-      %7 = add(%3, %6);
-      %8 = (%7, %m, %v);
-      (%7, %m, %v, %8)""")
+      %0 = expand_dims(%m, axis=1, num_newaxis=2);
+      %1 = subtract(%x, %0);
+      %2 = add(%v, 1e-05f);
+      %3 = sqrt(%2);
+      %4 = expand_dims(%3, axis=1, num_newaxis=2);
+      %5 = divide(%1, %4);
+      %6 = (%5, %m, %v);
+      (%5, %m, %v, %6)""")
     assert "nn.batch_norm" not in ops_in(out)
 
 

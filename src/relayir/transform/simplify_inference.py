@@ -13,7 +13,9 @@ The fold is exact arithmetic, not IEEE's: where constant statistics make ``scale
 ``shift`` infinite or NaN (a zero variance with ``eps`` 0, an infinite gamma), ``x *
 scale + shift`` would give ``inf - inf = NaN`` where the reference's ``(x - mean) /
 sqrt(var + eps) * gamma + beta`` gives ``-inf``, so such a call keeps the reference's
-order (found by the fuzzer). Statistics that are not constants are folded regardless.
+order (found by the fuzzer). Statistics that are not constants (given at run time)
+keep that order too: nothing before run time says whether they fold finitely, and the
+fold saves nothing there (the four elementwise ops fuse into one kernel either way).
 ``nn.batch_norm`` returns ``(out, moving_mean, moving_var)`` in inference mode, so the
 whole call becomes that tuple: ``%bn.1`` and ``%bn.2`` stay correct, a ``let``-bound
 or returned tuple too, and no ``nn.batch_norm`` is left. Projections of these tuples
@@ -45,10 +47,10 @@ def _scalar(value: float, dtype: str) -> Constant:
 
 
 def _folds_finite(gamma, beta, mean, var, attrs) -> bool:
-    """Whether constant statistics give a finite ``scale`` and ``shift`` (True when
-    they are not all constants: nothing to check before run time)."""
+    """Whether constant statistics give a finite ``scale`` and ``shift`` (False when
+    they are not all constants: nothing says so before run time)."""
     if not all(type(e) is Constant for e in (gamma, beta, mean, var)):
-        return True
+        return False
     g, b, m, v = (np.asarray(e.data, "float64") for e in (gamma, beta, mean, var))
     with np.errstate(all="ignore"):
         scale = (g if attrs.scale else 1.0) / np.sqrt(v + attrs.epsilon)
