@@ -386,7 +386,8 @@ def _pool_conv_cases():
     yield Case("nn.contrib_depthwise_conv2d_NCHWc", [xb, rand((2, 1, 3, 3, 1, 4), "float32", 9)],
                {**same, "kernel_layout": "OIHW1i4o", "groups": 8, "strides": 2,
                 "padding": (1, 0, 1, 2)}, **prod)
-    yield Case("nn.contrib_conv2d_winograd_NCHWc", [xb, rand((6, 6, 3, 2, 4, 4), "float32", 9)],
+    yield Case("nn.contrib_conv2d_winograd_NCHWc", [xb, rand((6, 6, 3, 2, 4, 4), "float32", 9),
+                                                    rand((3, 2, 3, 3, 4, 4), "float32", 9)],
                {**same, "kernel_layout": "HWOI4i4o", "padding": 1}, **prod)
     yield Case("nn.contrib_conv2d_winograd_weight_transform", [rand((5, 3, 3, 3), "float32", 9)],
                {"tile_size": 2}, **prod)

@@ -150,7 +150,7 @@ def winograd_inputs(data, weight, m, x, y):
     u = weight_transform(weight, m).astype("float32")  # (α, α, O, I)
     alpha, _, o, i = u.shape
     ub = u.reshape(alpha, alpha, o // y, y, i // x, x).transpose(0, 1, 2, 4, 5, 3)
-    return [to_blocked(data, x), np.ascontiguousarray(ub)]
+    return [to_blocked(data, x), np.ascontiguousarray(ub), kernel_blocked(weight, x, y)]
 
 
 # (m, channels, out channels, size, x, y, padding)
@@ -185,12 +185,40 @@ def test_winograd_within_its_error_bound(case):
     assert error <= WINOGRAD_ERROR[m], error
 
 
+@pytest.mark.parametrize("m", [2, 4, 6])
+def test_winograd_non_finite_values_give_the_direct_convolutions_answer(m):
+    """An Inf / NaN input pixel or weight: the transforms mix a whole tile (inf - inf), so
+    outputs that came out non-finite are the direct sum over their window; NaN, ±Inf and
+    finite positions all equal the direct convolution's (the fuzzer's finding)."""
+    rng = np.random.default_rng(m)
+    data = rng.uniform(-1, 1, (1, 16, 11, 9)).astype("float32")
+    data[0, 3, 5, 4], data[0, 7, 0, 0], data[0, 9, 10, 8] = np.inf, -np.inf, np.nan
+    weight = rng.uniform(-1, 1, (16, 16, 3, 3)).astype("float32")
+    weight[5, 2, 1, 1] = np.inf  # output channel 5: inf or nan wherever channel 2 is read
+    weight[6] = 0.0  # an inf input times a zero tap is NaN in the direct sum too
+    with np.errstate(all="ignore"):
+        exact = nchw_conv(data, weight, padding=(1, 1, 1, 1)).astype("float32")
+    attrs = {"tile_size": m, "padding": (1, 1, 1, 1), "data_layout": "NCHW8c",
+             "kernel_layout": "HWOI8i8o", "out_layout": "NCHW8c"}
+    inputs = winograd_inputs(data, weight, m, 8, 8)
+    with np.errstate(all="ignore"):
+        ref = from_blocked(run_op("nn.contrib_conv2d_winograd_NCHWc", inputs, attrs)[0])
+        got = from_blocked(compiled("nn.contrib_conv2d_winograd_NCHWc", inputs, attrs))
+    for out in (ref, got):
+        np.testing.assert_array_equal(np.isnan(out), np.isnan(exact))
+        np.testing.assert_array_equal(np.isposinf(out), np.isposinf(exact))
+        np.testing.assert_array_equal(np.isneginf(out), np.isneginf(exact))
+        finite = np.isfinite(exact)
+        np.testing.assert_allclose(out[finite], exact[finite], rtol=1e-4, atol=1e-4)
+
+
 def test_winograd_rejects_what_it_cannot_compute():
     x = Var("x", TensorType((1, 1, 8, 8, 16)))
     with pytest.raises(OpError, match="square"):
-        call("nn.contrib_conv2d_winograd_NCHWc", [x, x], kernel_size=(3, 1))
+        call("nn.contrib_conv2d_winograd_NCHWc", [x, x, x], kernel_size=(3, 1))
     with pytest.raises(OpError, match="HWOI"):
-        call("nn.contrib_conv2d_winograd_NCHWc", [x, x], kernel_layout="OIHW16i16o")
+        call("nn.contrib_conv2d_winograd_NCHWc", [x, x, x], kernel_layout="OIHW16i16o")
+
     with pytest.raises(OpError, match="NCHW"):
         call("nn.contrib_conv2d_NCHWc", [x, x], data_layout="NHWC")
 

@@ -103,9 +103,10 @@ def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 3, 3), float32
   %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
   %1 = nn.contrib_conv2d_winograd_weight_transform(%w, tile_size=4);
   %2 = layout_transform(%1, src_layout="HWOI", dst_layout="HWOI16i16o");
-  %3 = nn.contrib_conv2d_winograd_NCHWc(%0, %2, padding=[1, 1, 1, 1], channels=16);
-  %4 = nn.relu(%3);
-  layout_transform(%4, src_layout="NCHW16c", dst_layout="NCHW")
+  %3 = layout_transform(%w, src_layout="OIHW", dst_layout="OIHW16i16o");
+  %4 = nn.contrib_conv2d_winograd_NCHWc(%0, %2, %3, padding=[1, 1, 1, 1], channels=16);
+  %5 = nn.relu(%4);
+  layout_transform(%5, src_layout="NCHW16c", dst_layout="NCHW")
 }
 """, opt_level=3)
     keeps_results(relay.parse(before), out, atol=1e-4)

@@ -274,7 +274,34 @@ def _bilinear(call, xs, es, v, eps) -> np.ndarray:
     k = REDUCTION_K * terms + ELEMENTWISE_K
     if _winograd_eligible(call, b):
         k *= WINOGRAD
+        # the transforms mix every pixel of a tile with every tap: a tap's weight meets
+        # the other pixels of the tile, not only the one its window reads; the magnitude
+        # of the outputs around an output bounds what its tile mixes
+        magnitude = _tile_max(np.asarray(magnitude, "float64"), call)
     return np.abs(carried) + k * eps * magnitude
+
+
+WINOGRAD_REACH = 7  # α - 1 at F(6×6, 3×3), the largest tile
+
+
+def _tile_max(x: np.ndarray, call) -> np.ndarray:
+    """``x`` (a convolution's output magnitudes) at its largest finite value within
+    ``WINOGRAD_REACH`` pixels along H and W (a non-finite output is the direct sum: exact,
+    no rounding from its tile)."""
+    x = np.where(np.isfinite(x), x, 0.0)
+    layout = (getattr(call.attrs, "out_layout", "") or getattr(call.attrs, "data_layout", "")
+              or "NCHW")
+    for axis in (layout.index("H"), layout.index("W")):
+        out = x.copy()
+        n = x.shape[axis]
+        for d in range(1, min(WINOGRAD_REACH, n - 1) + 1):
+            lo = [slice(None)] * x.ndim
+            hi = [slice(None)] * x.ndim
+            lo[axis], hi[axis] = slice(0, n - d), slice(d, n)
+            out[tuple(lo)] = np.maximum(out[tuple(lo)], x[tuple(hi)])
+            out[tuple(hi)] = np.maximum(out[tuple(hi)], x[tuple(lo)])
+        x = out
+    return x
 
 
 def _zero_tie(call, xs, v) -> np.ndarray:

@@ -18,20 +18,8 @@ class Known(NamedTuple):
     pattern: str  # matched against "pair kind ops detail"
 
 
-KNOWN: list[Known] = [
-    Known("winograd-nonfinite-tile", "tir (the Winograd input transform, AlterOpLayout)",
-          "Winograd's input transform mixes a whole tile: a NaN or Inf input pixel makes "
-          "NaN of outputs whose direct convolution never reads it (the direct algorithm "
-          "gives numpy's answer). Fix: check each input tile for non-finite values and "
-          "take the direct sum there (open_winograd_nan_input_tile)",
-          r"/cpu/O3 mismatch .*nn\.conv2d.*got \[.*nan"),
-    Known("batch-norm-fold-runtime-stats", "transform/simplify_inference.py",
-          "batch_norm with statistics that are inputs (not constants) is folded into "
-          "x * scale + shift; where they make scale or shift infinite, inf - inf gives NaN "
-          "where the reference's (x - mean) / sqrt(var + eps) * gamma + beta gives +-inf "
-          "(constant statistics keep the reference's order). Fix: fold run-time statistics "
-          "only where the scale is finite, or keep the order (open_batch_norm_fold_inf_input)",
-          r"mismatch .*nn\.batch_norm.*want \[.*inf.*got \[.*nan"),
+KNOWN: list[Known] = [  # empty: the two routed findings (Winograd tiles, batch norm
+    # with run-time statistics) were fixed; their corpus cases are fixed_* now
 ]
 
 

@@ -627,7 +627,8 @@ def _winograd(b):
     tile = 4
     x = b.like((1, cin // blk, b.randint(3, 8), b.randint(3, 8), blk), "float32", reuse=0.2)
     w = b.like((tile + 2, tile + 2, cout // blk, cin // blk, blk, blk), "float32")
-    return [x, w], {"data_layout": f"NCHW{blk}c", "out_layout": f"NCHW{blk}c",
+    direct = b.like((cout // blk, cin // blk, 3, 3, blk, blk), "float32")
+    return [x, w, direct], {"data_layout": f"NCHW{blk}c", "out_layout": f"NCHW{blk}c",
                     "kernel_layout": f"HWOI{blk}i{blk}o", "padding": (b.randint(0, 1),) * 4,
                     "tile_size": tile}
 

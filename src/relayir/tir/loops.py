@@ -126,6 +126,10 @@ class _Lowering:
             return self.elementwise(axes, offset, body)
         reduces = [self.fuse_reduce_axes(r) for r in reduces]
         body = _replace(body, dict(zip(collect(body, E.Reduce), reduces)))
+        guard = _guard(body)
+        if guard is not None:  # computed only where its branch is taken (untiled)
+            main = [r for r in collect(body, E.Reduce) if r not in guard[1]]
+            return self.untiled(axes, offset, body, main, guard)
         if len(reduces) == 1 and self.sched.tile_n:
             tiled = lower_tiled(self, axes, offset, body, reduces[0])
             if type(tiled) is IfThenElse and tiled.else_case is None:  # few rows: untiled
@@ -137,11 +141,31 @@ class _Lowering:
                 return tiled
         return self.untiled(axes, offset, body, reduces)
 
-    def untiled(self, axes, offset, body, reduces) -> Stmt:
+    def untiled(self, axes, offset, body, reduces, guard=None) -> Stmt:
         """A reduction's nest without register tiles: blocked, else scalar."""
         if len(reduces) == 1 and self.use_block(axes, reduces[0]):
-            return self.block(axes, offset, body, reduces[0])
-        return self.scalar(axes, offset, body, reduces)
+            return self.block(axes, offset, body, reduces[0], guard)
+        return self.scalar(axes, offset, body, reduces, guard)
+
+    def store(self, offset, body, guard) -> Stmt:
+        """``out[offset] = body``; with a ``guard`` (``_guard``), the reductions in its
+        select's other branch run only where its condition fails."""
+        out = self.stage.buffer
+        if guard is None:
+            return BufferStore(out, offset, body)
+        sel, late = guard
+        values, decls = {}, []
+        for r in late:
+            acc = self.fresh("acc", r.acc_dtype)
+            values[r] = E.cast(r.dtype, acc)
+            decls.append((r, acc))
+        slow: Stmt = BufferStore(out, offset, _replace_node(body, sel, _replace(sel.f, values)))
+        for r, acc in reversed(decls):
+            update = Assign(acc, _combine(r.combiner, acc, E.cast(r.acc_dtype, r.source)))
+            loops = self.wrap([(a.var, a.extent) for a in r.axes], update, 0, None, False)
+            slow = Declare(acc, _init(r.combiner, r.acc_dtype), seq(loops, slow))
+        return IfThenElse(sel.cond, BufferStore(out, offset, _replace_node(body, sel, sel.t)),
+                          slow)
 
     # ------------------------------------------------------------ loop fusion
 
@@ -256,7 +280,7 @@ class _Lowering:
         return self.wrap(loops, update, n_par, cond, simd_reduction is not None,
                          simd_reduction)
 
-    def scalar(self, axes, offset, body, reduces) -> Stmt:
+    def scalar(self, axes, offset, body, reduces, guard=None) -> Stmt:
         values, decls = {}, []
         chosen = self.best_reduce_inner(reduces) if len(reduces) == 1 else None
         for n, r in enumerate(reduces):
@@ -270,7 +294,8 @@ class _Lowering:
             else:
                 values[reduces[n]] = E.cast(r.dtype, acc)
                 decls.append((r, acc, None))
-        stmt: Stmt = BufferStore(self.stage.buffer, offset, _replace(body, values))
+        body = _replace(body, values)
+        stmt = self.store(offset, body, guard and (_guard(body) or guard))
         for r, acc, idx in reversed(decls):
             if idx is None:
                 update = Assign(acc, _combine(r.combiner, acc, E.cast(r.acc_dtype, r.source)))
@@ -294,18 +319,27 @@ class _Lowering:
             better = E.LE(v, acc) if r.last else E.LT(v, acc)
         return LetStmt(v, src, IfThenElse(better, seq(Assign(acc, v), Assign(idx, r.index))))
 
-    def block(self, axes, offset, body, r: E.Reduce) -> Stmt:
+    def block(self, axes, offset, body, r: E.Reduce, guard=None) -> Stmt:
         (s, ext), outer = axes[-1], axes[:-1]
         acc = Buffer(self.fresh("acc").name, r.acc_dtype, (ext,), "local")
         here = BufferLoad(acc, s)
         init = BufferStore(acc, s, _init(r.combiner, r.acc_dtype))
         update = BufferStore(acc, s, _combine(r.combiner, here, E.cast(r.acc_dtype, r.source)))
-        final = BufferStore(self.stage.buffer, offset,
-                            _replace(body, {r: E.cast(r.dtype, here)}))
+        body = _replace(body, {r: E.cast(r.dtype, here)})
+        guard = guard and _guard(body)
+        fast = body if guard is None else _replace_node(body, guard[0], guard[0].t)
+        final = self.wrap([(s, ext)], BufferStore(self.stage.buffer, offset, fast), 0, None,
+                          True)
+        if guard is not None:  # the row as before where every lane passes, else lane by lane
+            failed = self.fresh("failed", "bool")
+            check = self.wrap([(s, ext)], Assign(failed, E.Or(failed, E.Not(guard[0].cond))),
+                              0, None, True, ("||", failed))
+            slow = self.wrap([(s, ext)], self.store(offset, body, guard), 0, None, False)
+            final = Declare(failed, E.const(False, "bool"),
+                            seq(check, IfThenElse(failed, slow, final)))
         rloops = [(a.var, a.extent) for a in r.axes]
         stmt = seq(self.wrap([(s, ext)], init, 0, None, True),
-                   self.wrap(rloops + [(s, ext)], update, 0, None, True),
-                   self.wrap([(s, ext)], final, 0, None, True))
+                   self.wrap(rloops + [(s, ext)], update, 0, None, True), final)
         extents = [e for _, e in axes] + [a.extent for a in r.axes]
         n_par, cond = self.parallel(outer, extents, body)
         return self.wrap(outer, Allocate(acc, stmt), n_par, cond, False)
@@ -352,6 +386,25 @@ def _move_inner(r: E.Reduce, k: int) -> E.Reduce:
     axes = list(r.axes)
     axes.append(axes.pop(k))
     return E.Reduce(r.combiner, r.source, axes, r.dtype, r.acc_dtype, r.index, r.last)
+
+
+def _guard(body: E.Expr):
+    """``(select, reductions)``: a ``select(c, t, f)`` of ``body`` whose ``f`` holds
+    reductions read nowhere else in ``body`` (not in ``c``, not in ``t``), or None. A
+    select evaluates only the branch it takes, so those reductions run only where ``c``
+    fails (the Winograd kernels' direct sum for outputs that came out non-finite)."""
+    for sel in collect(body, E.Select):
+        late = collect(sel.f, E.Reduce)
+        if late:
+            elsewhere = set(collect(_replace_node(body, sel, sel.t), E.Reduce))
+            late = [r for r in late if r not in elsewhere]
+            if late:
+                return sel, late
+    return None
+
+
+def _replace_node(body: E.Expr, node: E.Expr, new: E.Expr) -> E.Expr:
+    return rewrite(body, lambda x: new if x == node else x)
 
 
 def _replace(body: E.Expr, values: dict) -> E.Expr:

@@ -16,7 +16,8 @@ weight at run time:
   whole blocks;
 - ``nn.contrib_depthwise_conv2d_NCHWc`` (weight ``OIHW1i[x]o``): one filter per channel;
 - ``nn.contrib_conv2d_winograd_NCHWc`` (weight ``layout_transform(
-  contrib_conv2d_winograd_weight_transform(W))``, ``HWOI[x]i[y]o``): 3×3, stride 1,
+  contrib_conv2d_winograd_weight_transform(W))``, ``HWOI[x]i[y]o``, and ``W`` packed
+  ``OIHW[x]i[y]o`` for the outputs the transforms leave non-finite): 3×3, stride 1,
   dilation 1, ungrouped convolutions where ``choose_algorithm`` (the cost rule below)
   finds one of F(2×2), F(4×4), F(6×6) cheaper than the direct convolution; each layer
   gets its own tile.
@@ -401,7 +402,9 @@ class _Alter(LayoutConverter):
                 op = "nn.contrib_conv2d_winograd_NCHWc"
                 u = call("nn.contrib_conv2d_winograd_weight_transform", [weight],
                          tile_size=tile)
-                w = layout_transform(u, "HWOI", f"HWOI{x}i{y}o")
+                # and the direct packing, for the outputs the transforms leave non-finite
+                w = (layout_transform(u, "HWOI", f"HWOI{x}i{y}o"),
+                     layout_transform(weight, "OIHW", f"OIHW{x}i{y}o"))
                 attrs = dict(tile_size=tile, kernel_size=wl.kernel,
                              kernel_layout=f"HWOI{x}i{y}o")
             else:
@@ -410,7 +413,8 @@ class _Alter(LayoutConverter):
                 attrs = dict(strides=a.strides, dilation=a.dilation, groups=g,
                              kernel_size=wl.kernel, kernel_layout=f"OIHW{x}i{y}o")
         data = self.in_layout(c.args[0], f"NCHW{x}c", "NCHW")
-        expr = call(op, [data, w], data_layout=f"NCHW{x}c", out_layout=f"NCHW{y}c",
+        expr = call(op, [data, *(w if type(w) is tuple else (w,))], data_layout=f"NCHW{x}c",
+                    out_layout=f"NCHW{y}c",
                     padding=a.padding, channels=o_out, out_dtype=a.out_dtype, **attrs)
         if o_out != o:
             self.real[c] = o

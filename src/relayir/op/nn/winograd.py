@@ -3,11 +3,15 @@
 - ``nn.contrib_conv2d_winograd_weight_transform(weight, tile_size)``: ``OIHW`` weights
   (``r×r`` kernels) → ``U = G g Gᵀ`` of shape ``(α, α, O, I)``, ``α = m + r - 1``. On a
   constant weight ``FoldConstant`` evaluates it when the model is built.
-- ``nn.contrib_conv2d_winograd_NCHWc(data, U)``: data ``NCHW[x]c``, ``U`` in
+- ``nn.contrib_conv2d_winograd_NCHWc(data, U, W)``: data ``NCHW[x]c``, ``U`` in
   ``HWOI[x]i[y]o`` (``H``/``W`` index the α×α transformed tile; shape
   ``(α, α, O/y, I/x, x, y)``), result ``NCHW[y]c``. Per ``m×m`` output tile:
   ``V = Bᵀ d B`` on the ``α×α`` input tile, ``M[ξ,ν] = Σ_c U[ξ,ν] V[ξ,ν]`` (α² matrix
-  products over the channels), ``Y = Aᵀ M A``.
+  products over the channels), ``Y = Aᵀ M A``. ``W`` is the same weight untransformed,
+  packed ``OIHW[x]i[y]o`` as the direct convolution takes it: an output that comes out
+  NaN or ±Inf is the direct sum over its window instead, so that non-finite values give
+  the direct convolution's answer (the transforms mix a whole tile: one Inf pixel makes
+  NaN of outputs that never read it, found by the fuzzer).
 
 The matrices come from the Cook–Toom construction (``winograd_matrices``) with the
 points ``0, ±1, ±2, ±1/2, ...`` and ∞; for F(4, 3) they are Lavin & Gray's. The
@@ -190,11 +194,11 @@ def winograd_out_size(size: int, attrs, axis: int) -> int:
 
 
 def _winograd_rel(types, attrs):
-    data, weight = tensors(types, ("data", "weight"))
+    data, weight, direct = tensors(types, ("data", "weight", "direct_weight"))
     dtype = _out_dtype(attrs, data, weight, ("data", "weight"))
     x, (ki, ko), y = (data_block(attrs.data_layout), winograd_kernel_blocks(attrs.kernel_layout),
                       data_block(attrs.out_layout))
-    where = f"data is {data} but weight is {weight}"
+    where = f"data is {data}, weight is {weight} and direct_weight is {direct}"
     if data.ndim != 5 or weight.ndim != 6:
         fail(f"data must have rank 5 ({attrs.data_layout}) and weight rank 6 "
              f"({attrs.kernel_layout}): {where}")
@@ -209,6 +213,12 @@ def _winograd_rel(types, attrs):
         fail(f"weight must have shape (alpha={alpha}, {alpha}, O/{y}, {cb}, {x}, {y}) for "
              f"tile_size {attrs.tile_size}: {where}")
     ob = weight.shape[2]
+    r = attrs.kernel_size[0]
+    if direct.ndim != 6 or not all(map(dim_may_equal, direct.shape, (ob, cb, r, r, x, y))):
+        fail(f"direct_weight must have shape ({ob}, {cb}, {r}, {r}, {x}, {y}) "
+             f"(OIHW{x}i{y}o): {where}")
+    if direct.dtype != weight.dtype:
+        fail(f"direct_weight must have the weight's dtype: {where}")
     o = ob * y if _static(ob) else ob
     if attrs.channels is not None and not dim_may_equal(o, attrs.channels):
         fail(f"channels={attrs.channels} but weight has {o} output channels: {where}")
@@ -240,18 +250,37 @@ def winograd_conv_nchw(x: np.ndarray, u: np.ndarray, m: int, r: int, pads) -> np
     return y[:, :, :oh, :ow]
 
 
-def _winograd_ref(data, weight, attrs):
+def direct_conv_nchw(x: np.ndarray, w: np.ndarray, pads) -> np.ndarray:
+    """The stride-1 correlation of ``NCHW`` data with ``OIHW`` weights, summed in the
+    inputs' dtype: what the Winograd kernels give where the transforms are not finite."""
+    _, _, kh, kw = w.shape
+    xp = _pad_spatial(x, pads)
+    oh, ow = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
+    out = np.zeros((x.shape[0], w.shape[0], oh, ow), x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            out += np.einsum("nchw,oc->nohw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    return out
+
+
+def _winograd_ref(data, weight, direct_weight, attrs):
     dtype = attrs.out_dtype or data.dtype.name
     acc = _acc_dtype(dtype, data.dtype.name)
     x = transform_array(data, attrs.data_layout, "NCHW").astype(acc)
     u = transform_array(weight, attrs.kernel_layout, "HWOI").astype(acc)
-    out = winograd_conv_nchw(x, u, attrs.tile_size, attrs.kernel_size[0], attrs.padding)
+    with np.errstate(all="ignore"):
+        out = winograd_conv_nchw(x, u, attrs.tile_size, attrs.kernel_size[0], attrs.padding)
+        bad = ~np.isfinite(out)
+        if bad.any():
+            x_, y_ = winograd_kernel_blocks(attrs.kernel_layout)
+            w = transform_array(direct_weight, f"OIHW{x_}i{y_}o", "OIHW").astype(acc)
+            out[bad] = direct_conv_nchw(x, w, attrs.padding)[bad]
     return transform_array(np.ascontiguousarray(out), "NCHW", attrs.out_layout).astype(dtype)
 
 
 register_op("nn.contrib_conv2d_winograd_NCHWc", rel=_winograd_rel, ref=_winograd_ref,
-            pattern=OpPattern.OUT_ELEMWISE_FUSABLE, num_inputs=2,
-            arg_names=("data", "weight"), attrs=Conv2DWinogradNCHWcAttrs,
+            pattern=OpPattern.OUT_ELEMWISE_FUSABLE, num_inputs=3,
+            arg_names=("data", "weight", "direct_weight"), attrs=Conv2DWinogradNCHWcAttrs,
             description="stride-1 2-D convolution by Winograd F(m, r), data NCHW[x]c, "
                         "transformed weight HWOI[x]i[y]o")
 
@@ -262,12 +291,14 @@ def contrib_conv2d_winograd_weight_transform(weight, tile_size: int = 4):
 
 
 def contrib_conv2d_winograd_NCHWc(  # noqa: N802  (named as the op)
-        data, weight, tile_size=4, padding=(0, 0), channels=None, kernel_size=(3, 3),
-        data_layout="NCHW16c", kernel_layout="HWOI16i16o", out_layout="NCHW16c",
-        out_dtype=""):
+        data, weight, direct_weight, tile_size=4, padding=(0, 0), channels=None,
+        kernel_size=(3, 3), data_layout="NCHW16c", kernel_layout="HWOI16i16o",
+        out_layout="NCHW16c", out_dtype=""):
     """``nn.contrib_conv2d_winograd_NCHWc``: a stride-1 convolution by Winograd F(m, r)
-    with the weight already transformed (``contrib_conv2d_winograd_weight_transform``)."""
-    return call("nn.contrib_conv2d_winograd_NCHWc", [data, weight], tile_size=tile_size,
+    with the weight already transformed (``contrib_conv2d_winograd_weight_transform``)
+    and, for outputs the transforms leave non-finite, packed ``OIHW[x]i[y]o``."""
+    return call("nn.contrib_conv2d_winograd_NCHWc", [data, weight, direct_weight],
+                tile_size=tile_size,
                 padding=padding, channels=channels, kernel_size=kernel_size,
                 data_layout=data_layout, kernel_layout=kernel_layout, out_layout=out_layout,
                 out_dtype=out_dtype)

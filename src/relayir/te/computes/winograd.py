@@ -19,6 +19,14 @@ contiguous vector):
 6. ``winograd_z``: ``Z[o, p, i, ν] = Σ_ξ Aᵀ[i, ξ] M[ξ, ν, o, p]``;
 7. the output: ``Y[h, w] = Σ_ν Z[o, p(h, w), h % m, ν] Aᵀ[w % m, ν]``, cropped to the
    output size, with the fused epilogue (bias, ReLU, residual add) applied as it stores.
+   Where ``Y`` comes out NaN or ±Inf, the output is the direct sum over its window
+   instead, from the weight in the direct convolution's packing (the op's third input):
+   the transforms mix a whole tile, so a non-finite input pixel (or an overflow) spoils
+   outputs whose window never reads it, and ``inf - inf`` turns the ±Inf the direct
+   convolution gives into NaN. Every output whose window holds a non-finite value comes
+   out non-finite from the transforms too, so the check finds all of them; the direct
+   sums run only there (``tir/loops.py``: a reduction in a select's untaken branch is
+   not computed), and a row of outputs that are all finite costs one vector compare.
 
 The two 1-D passes per transform cost ``2α`` multiply-adds per value instead of ``α²``.
 """
@@ -62,7 +70,7 @@ def _static_all(*dims) -> list[int]:
 
 @COMPUTE.register("nn.contrib_conv2d_winograd_NCHWc")
 def conv2d_winograd_nchwc(attrs, inputs, out):
-    data, u = inputs
+    data, u, direct_weight = inputs
     m, r = attrs.tile_size, attrs.kernel_size[0]
     alpha = m + r - 1
     n, cb, h, w, xb = _static_all(*data.shape)
@@ -111,11 +119,19 @@ def conv2d_winograd_nchwc(attrs, inputs, out):
     z = compute((ob, tiles, m, alpha, yb), inverse_rows, name="winograd_z", tag="conv",
                 attrs=DIRECT)
 
+    def direct(b_n, o, hh, ww, oo):  # x is padded like the direct convolution's input
+        rc, rx = te.reduce_axis(cb, "rdc"), te.reduce_axis(xb, "rdx")
+        rh, rw = te.reduce_axis(r, "rdh"), te.reduce_axis(r, "rdw")
+        src = (E.cast(acc, x[b_n, rc.var, hh + rh.var, ww + rw.var, rx.var])
+               * E.cast(acc, direct_weight[o, rc.var, rh.var, rw.var, rx.var, oo]))
+        return te.sum(src, [rc, rh, rw, rx], dtype=acc)
+
     def output(b_n, o, hh, ww, oo):
         nu = te.reduce_axis(alpha, "rnu")
         p = (b_n * th + E.truncdiv(hh, m)) * tw + E.truncdiv(ww, m)
         src = z[o, p, E.truncmod(hh, m), nu.var, oo] * at[E.truncmod(ww, m), nu.var]
-        return E.cast(out.dtype, te.sum(src, [nu], dtype=acc))
+        y = te.sum(src, [nu], dtype=acc)
+        return E.cast(out.dtype, E.select(E.isfinite(y), y, direct(b_n, o, hh, ww, oo)))
 
     return compute(out.shape, output, name="conv2d_winograd_NCHWc", tag="conv")
 
