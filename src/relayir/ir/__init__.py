@@ -20,6 +20,7 @@ from .analysis import (
     free_vars,
     well_formed,
 )
+from .dim_expr import DimExpr
 from .expr import (
     Call,
     Constant,
@@ -96,6 +97,7 @@ __all__ = [
     "as_expr",
     "const",
     "var",
+    "DimExpr",
     "ExprFunctor",
     "ExprMutator",
     "ExprVisitor",

@@ -37,6 +37,8 @@ from .adt import (
     PatternWildcard,
     TypeData,
 )
+from .dim_expr import DIM_OPS, dim_add, dim_mul, dim_sub
+from .dim_expr import OPS as DIM_FUNCS
 from .expr import (
     Call,
     Constant,
@@ -98,6 +100,20 @@ def parse_expr(text: str, source_name: str = "") -> Expr:
     with gc_paused():
         p = _Parser(text, source_name, None, free_vars=True)
         return p.guarded(p.expression)
+
+
+def parse_dim(text: str):
+    """One dim as the printer writes it (``n - 1``, ``floordiv(n, 4)``, ``?``, ``3``):
+    the inverse of ``dim_expr.dim_text``, for formats that save a dim as text."""
+    p = _Parser(text, "", None, free_vars=True)
+
+    def one():
+        d = p.dim()
+        if p.kinds[p.i] != EOF:
+            raise p.error(f"unexpected {p.found()} after the dimension {text!r}")
+        return d
+
+    return p.guarded(one)
 
 
 def _undo(table: dict, log: list, mark: int) -> None:
@@ -852,17 +868,11 @@ class _Parser:
         self.expect("(", "'(' before the shape")
         dims = []
         while self.kinds[self.i] != ")":
-            k, v = self.kinds[self.i], self.vals[self.i]
-            if k == "NUMBER" and v.isdigit():
-                dims.append(int(v))
-            elif k == "?":
-                dims.append(Any())
-            elif k == "IDENT":
-                dims.append(SymbolicDim(v))
-            else:
-                raise self.error(f"expected a dimension (an int, ? or a name), found "
-                                 f"{self.found()}")
-            self.i += 1
+            at = self.i
+            d = self.dim()
+            if isinstance(d, int) and d < 0:
+                raise self.error(f"a tensor dimension must be >= 0, found {d}", at)
+            dims.append(d)
             self.comma_or(")", "the shape")
         self.i += 1
         self.expect(",", "',' after the shape")
@@ -873,6 +883,58 @@ class _Parser:
                              di)
         self.expect("]", "']' to close Tensor[...]")
         return TensorType(tuple(dims), dtype)
+
+    # a dim: ``sum := term (('+' | '-') term)*``, ``term := unary ('*' unary)*``,
+    # ``unary := '-' unary | int | ? | name | op '(' dim ',' dim ')' | '(' dim ')'``
+    def dim(self):
+        d = self.dim_term()
+        while True:
+            k, v = self.kinds[self.i], self.vals[self.i]
+            if k == "BINOP" and v in ("+", "-"):
+                self.i += 1
+                rhs = self.dim_term()
+                d = dim_add(d, rhs) if v == "+" else dim_sub(d, rhs)
+            elif k == "NUMBER" and v.startswith("-") and v[1:].isdigit():  # ``n -1``
+                self.i += 1
+                d = dim_sub(d, self.dim_term(int(v[1:])))
+            else:
+                return d
+
+    def dim_term(self, first=None):
+        d = self.dim_unary() if first is None else first
+        while self.kinds[self.i] == "BINOP" and self.vals[self.i] == "*":
+            self.i += 1
+            d = dim_mul(d, self.dim_unary())
+        return d
+
+    def dim_unary(self):
+        k, v = self.kinds[self.i], self.vals[self.i]
+        self.i += 1
+        if k == "BINOP" and v == "-":
+            return dim_sub(0, self.dim_unary())
+        if k == "NUMBER" and v.lstrip("-").isdigit():
+            return int(v)
+        if k == "?":
+            return Any()
+        if k == "(":
+            d = self.dim()
+            self.expect(")", "')' to close the dimension")
+            return d
+        if k == "IDENT":
+            if v in DIM_OPS and self.kinds[self.i] == "(":
+                self.i += 1
+                a = self.dim()
+                self.expect(",", f"',' between the arguments of {v}")
+                b = self.dim()
+                self.expect(")", f"')' to close {v}(...)")
+                try:
+                    return DIM_FUNCS[v](a, b)
+                except Error as exc:
+                    raise self.error(str(exc), self.i - 1) from None
+            return SymbolicDim(v)
+        self.i -= 1
+        raise self.error(f"expected a dimension (an int, ?, a name or an expression of "
+                         f"them), found {self.found()}")
 
     def func_type(self) -> FuncType:
         tmark = len(self.tvar_log)

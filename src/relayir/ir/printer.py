@@ -41,6 +41,7 @@ from .adt import (
     PatternWildcard,
     TypeData,
 )
+from .dim_expr import dim_text
 from .expr import (
     Call,
     Constant,
@@ -63,7 +64,6 @@ from .node_table import INPUT, LEAVES, NODES, inputs
 from .types import (
     DTYPES,
     NATIVE_DTYPES,
-    Any,
     FuncType,
     GlobalTypeVar,
     IncompleteType,
@@ -311,10 +311,6 @@ def attr_value_text(v) -> str:
     return repr(v)
 
 
-def _dim_text(d) -> str:
-    return "?" if isinstance(d, Any) else str(d)
-
-
 class _Printer:
     def __init__(self, show_types: bool):
         self.show_types = show_types
@@ -375,7 +371,7 @@ class _Printer:
         if cls is TensorType:
             if not t.shape:
                 return t.dtype
-            return f"Tensor[({', '.join(map(_dim_text, t.shape))}), {t.dtype}]"
+            return f"Tensor[({', '.join(map(dim_text, t.shape))}), {t.dtype}]"
         if cls is TupleType:
             fields = ", ".join(self.type_text(f) for f in t.fields)
             return f"({fields},)" if len(t.fields) == 1 else f"({fields})"

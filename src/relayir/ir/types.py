@@ -1,8 +1,9 @@
 """Relay's type language.
 
 Types are immutable values. Tensor shapes hold one entry per dimension: an ``int``,
-``Any()`` (unknown until run time) or a :class:`SymbolicDim` (a named dimension that
-is equal wherever the same name appears, e.g. a sequence length ``n``).
+``Any()`` (unknown until run time), a :class:`SymbolicDim` (a named dimension that
+is equal wherever the same name appears, e.g. a sequence length ``n``) or an expression
+over named dims (``n - 1``, ``floordiv(n, 4)``: ``dim_expr``, in canonical form).
 
 Type variables and incomplete types compare by identity: two ``TypeVar("A")`` bound by
 different functions are different variables. ``structural_equal`` maps bound type
@@ -14,11 +15,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Union
 
 import numpy as np
 
 from ..errors import Error
+from .dim_expr import Any, Dim, DimExpr, DimOp, DimSum, SymbolicDim  # noqa: F401  (re-exported)
 
 NATIVE_DTYPES = (
     "float16", "float32", "float64",
@@ -114,39 +115,8 @@ class Type(Node):
 # ---------------------------------------------------------------- dimensions
 
 
-class Any:
-    """A dimension known only at run time (printed ``?``)."""
-
-    __slots__ = ()
-    _instance: Any | None = None
-
-    def __new__(cls) -> Any:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "?"
-
-    def __reduce__(self):
-        return (Any, ())
-
-
-@dataclass(frozen=True, slots=True)
-class SymbolicDim:
-    """A named dimension (``n``): equal to itself wherever it appears."""
-
-    name: str
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-Dim = Union[int, Any, SymbolicDim]  # noqa: UP007  (Any is our class)
-
-
 def normalize_dim(d: object) -> Dim:
-    if isinstance(d, (Any, SymbolicDim)):
+    if isinstance(d, (Any, DimExpr)):
         return d
     if d is None:
         return Any()
@@ -156,7 +126,8 @@ def normalize_dim(d: object) -> Dim:
         if d < 0:
             raise Error(f"a tensor dimension must be >= 0, found {d}")
         return int(d)
-    raise Error(f"a tensor dimension must be an int, Any() or a name, found {d!r}")
+    raise Error(f"a tensor dimension must be an int, Any(), a name or a dim expression, "
+                f"found {d!r}")
 
 
 def is_static(d: Dim) -> bool:
