@@ -15,6 +15,7 @@ import pytest
 import relayir
 from relayir import nn
 from relayir.errors import OpError
+from relayir.ir.dim_expr import floordiv
 from relayir.ir.expr import Call, Constant, Function, TupleGetItem, Var
 from relayir.ir.module import IRModule
 from relayir.ir.op import OpPattern, call, get_op
@@ -587,12 +588,13 @@ DYNAMIC = [
     ("nn.bias_add", [T((n, Any(), 4)), T((3,))], {}, T((n, Any(), 4))),
     ("nn.softmax", [T((n, 5))], {}, T((n, 5))),
     ("nn.conv2d", [T((n, 3, h, 32)), T((8, 3, 3, 3))], {"padding": 1, "strides": 2},
-     T((n, 8, Any(), 16))),
+     T((n, 8, floordiv(h + 1, 2), 16))),
     ("nn.conv2d", [T((1, Any(), 9, 9)), T((8, 3, 3, 3))], {}, T((1, 8, 7, 7))),
     ("nn.conv2d", [T((1, 9, 9, 3)), T((Any(), Any(), 3, 8))],
      {"data_layout": "NHWC", "kernel_layout": "HWIO"}, T((1, Any(), Any(), 8))),
     ("nn.conv1d", [T((n, 3, Any())), T((4, 3, 3))], {}, T((n, 4, Any()))),
-    ("nn.max_pool2d", [T((n, 3, h, 8))], {"pool_size": 2, "strides": 2}, T((n, 3, Any(), 4))),
+    ("nn.max_pool2d", [T((n, 3, h, 8))], {"pool_size": 2, "strides": 2},
+     T((n, 3, floordiv(h, 2), 4))),
     ("nn.global_avg_pool2d", [T((n, 3, h, Any()))], {}, T((n, 3, 1, 1))),
     ("nn.adaptive_avg_pool2d", [T((n, 3, h, 9))], {"output_size": (None, 2)},
      T((n, 3, h, 2))),
@@ -603,7 +605,8 @@ DYNAMIC = [
      T((n, Any(), 5))),
     ("nn.dropout", [T((n, 3))], {}, TupleType((T((n, 3)), T((n, 3))))),
     ("nn.pad", [T((n, h, 3)), T(())], {"pad_width": ((0, 0), (1, 1), (2, 0))},
-     T((n, Any(), 5))),
+     T((n, h + 2, 5))),
+    ("nn.batch_flatten", [T((2, n, 3))], {}, T((2, 3 * n))),
     ("nn.batch_flatten", [T((n, 2, 3))], {}, T((n, 6))),
     ("nn.batch_flatten", [T((2, Any(), 3))], {}, T((2, Any()))),
 ]

@@ -12,6 +12,7 @@ import pytest
 import relayir
 from relayir import Any, IRModule, SymbolicDim, TensorType, TupleType
 from relayir.errors import OpError, TypeInferenceError
+from relayir.ir.dim_expr import floordiv
 from relayir.ir.expr import Call, Function, Tuple
 from relayir.op import OpPattern, get_op
 from relayir.runtime.interpreter import Interpreter
@@ -332,17 +333,20 @@ DYNAMIC = [
     ("reshape-sym-infer", lambda x: relayir.reshape(x, (-1, 12)), [(n, 3, 4)], (n, 12)),
     ("reshape-sym-infer-mid", lambda x: relayir.reshape(x, (4, -1, 3)), [(n, 3, 4)],
      (4, n, 3)),
-    ("reshape-sym-merge", lambda x: relayir.reshape(x, (-3, 4)), [(n, 3, 4)], (A, 4)),
+    ("reshape-sym-merge", lambda x: relayir.reshape(x, (-3, 4)), [(n, 3, 4)], (3 * n, 4)),
     ("reshape-sym-merge-1", lambda x: relayir.reshape(x, (-3, 4)), [(n, 1, 4)], (n, 4)),
-    ("reshape-sym-unknowable", lambda x: relayir.reshape(x, (-1, 2)), [(n, 3)], (A, 2)),
-    ("reshape-sym-split", lambda x: relayir.reshape(x, (-4, 2, -1, 0)), [(n, 5)], (2, A, 5)),
+    ("reshape-sym-floordiv", lambda x: relayir.reshape(x, (-1, 2)), [(n, 3)],
+     (floordiv(3 * n, 2), 2)),
+    ("reshape-sym-unknowable", lambda x: relayir.reshape(x, (-1, 2)), [(n, A)], (A, 2)),
+    ("reshape-sym-split", lambda x: relayir.reshape(x, (-4, 2, -1, 0)), [(n, 5)],
+     (2, floordiv(n, 2), 5)),
     ("transpose-sym", lambda x: relayir.transpose(x), [(n, A, 3)], (3, A, n)),
     ("transpose-axes-sym", lambda x: relayir.transpose(x, (1, 0, 2)), [(n, m, 3)],
      (m, n, 3)),
     ("concat-sym-other-axis", lambda a, b: relayir.concatenate([a, b], 1), [(n, 3), (n, 5)],
      (n, 8)),
     ("concat-sym-axis", lambda a, b: relayir.concatenate([a, b], 0), [(n, 3), (2, 3)],
-     (A, 3)),
+     (n + 2, 3)),
     ("concat-any-refined", lambda a, b: relayir.concatenate([a, b], 1), [(A, 3), (2, 3)],
      (2, 6)),
     ("slice-any", lambda x: relayir.strided_slice(x, (0, 1), (2, 5)), [(A, 6)], (A, 4)),

@@ -1,9 +1,12 @@
 """Helpers for writing type relations.
 
 A relation is ``rel(arg_types, attrs) -> out_type``. It is called once every argument
-type is known (dimensions may still be ``Any`` or symbolic). It reports a bad program by
-calling ``fail``; the type checker prefixes the op name and appends the call's text,
-so messages read ``nn.dense: units mismatch: ... in nn.dense(%x, %w) at 3:5``.
+type is known (dimensions may still be ``Any`` or symbolic). Relations compute new dims
+with ``dim_add`` / ``dim_sub`` / ``dim_mul`` / ``floordiv`` (re-exported from
+``ir.dim_expr``): exact on ints, symbolic expressions on named dims, ``Any`` on ``Any``.
+It reports a bad program by calling ``fail``; the type checker prefixes the op name and
+appends the call's text, so messages read
+``nn.dense: units mismatch: ... in nn.dense(%x, %w) at 3:5``.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from ..errors import TypeInferenceError
+from ..ir.dim_expr import certainly_differ, dim_add, dim_mul, dim_sub, floordiv  # noqa: F401
 from ..ir.types import Any, Dim, SymbolicDim, TensorType, TupleType, Type, is_float, is_int
 
 
@@ -51,8 +55,9 @@ def require_int(t: TensorType, what: str = "data") -> None:
 
 
 def dim_may_equal(a: Dim, b: Dim) -> bool:
-    """False only when ``a`` and ``b`` are certainly different."""
-    return a == b or isinstance(a, (Any, SymbolicDim)) or isinstance(b, (Any, SymbolicDim))
+    """False only when ``a`` and ``b`` are certainly different (``3`` and ``4``, ``n`` and
+    ``n + 1``, ``2 * n`` and ``3``)."""
+    return not certainly_differ(a, b)
 
 
 # The VM names the ``Any`` dims of a primitive function ``anydim0``, ``anydim1``...
@@ -134,24 +139,11 @@ def check_axes(axes, ndim: int, what: str = "axis") -> list[int]:
     return out
 
 
-def dim_mul(a, b):
-    """``a * b`` for dims; unknown unless one side is a static 0 or 1."""
-    if a == 1:
-        return b
-    if b == 1:
-        return a
-    if a == 0 or b == 0:
-        return 0
-    if isinstance(a, int) and isinstance(b, int):
-        return a * b
-    return Any()
-
-
 def dim_unify(a, b):
     """The dim two must-be-equal dims share; None if they certainly differ."""
     if a == b:
         return a
-    if isinstance(a, int) and isinstance(b, int):
+    if certainly_differ(a, b):
         return None
     if isinstance(a, int):
         return a

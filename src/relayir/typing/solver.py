@@ -12,13 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import TypeInferenceError
+from ..ir.dim_expr import certainly_differ
 from ..ir.types import (
     Any,
     FuncType,
     GlobalTypeVar,
     IncompleteType,
     RefType,
-    SymbolicDim,
     TensorType,
     TupleType,
     Type,
@@ -199,11 +199,14 @@ class _Mismatch(Exception):
 
 
 def _unify_dim(x, y):
+    """Equal dims unify; dims that no values of their names make equal (``3`` and ``4``,
+    ``n`` and ``n + 1``, ``2 * n`` and ``3``) do not; any other pair may be equal at run
+    time, and unifies to ``Any`` (never to a static answer that might be wrong)."""
     if x == y:
         return x
-    if isinstance(x, (Any, SymbolicDim)) or isinstance(y, (Any, SymbolicDim)):
-        return Any()
-    raise _Mismatch
+    if certainly_differ(x, y) or (isinstance(x, int) and isinstance(y, int)):
+        raise _Mismatch
+    return Any()
 
 
 def substitute(t: Type, mapping: dict) -> Type:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ...ir.dim_expr import dim_add, dim_max, dim_mul, floordiv
 from ...ir.types import Any, TensorType, is_float
 from ..attrs_util import attr_dtype, set_fields
 from ..type_rel import (
@@ -88,11 +89,8 @@ def _static(*dims) -> bool:
 
 
 def _scaled(dim, multiply: int = 1, divide: int = 1):
-    """``dim * multiply // divide``; a non-static dim stays itself only when the factor is
-    1 (a named dim must keep meaning one size), else it becomes ``Any()``."""
-    if _static(dim):
-        return dim * multiply // divide
-    return dim if multiply == divide == 1 else Any()
+    """``dim * multiply // divide`` (a symbolic dim gives its expression)."""
+    return floordiv(dim_mul(dim, multiply), divide)
 
 
 def _out_dtype(attrs, a: TensorType, b: TensorType, names) -> str:
@@ -135,9 +133,14 @@ def _from_canonical(x: np.ndarray, canonical: str, layout: str) -> np.ndarray:
 
 
 def _window_out(d, k, stride, dilation, before, after, ceil_mode=False):
-    """Output extent of a sliding window, or ``Any()`` if ``d`` or ``k`` is not static."""
-    if not _static(d, k):
+    """Output extent of a sliding window: ``floordiv(d + pad - span, stride) + 1`` (at
+    least 0) for a symbolic ``d``; ``Any()`` if ``k`` is not static or with ``ceil_mode``
+    on a symbolic ``d``."""
+    if not _static(k) or isinstance(d, Any) or (ceil_mode and not _static(d)):
         return Any()
+    if not _static(d):
+        num = dim_add(d, before + after - ((k - 1) * dilation + 1))
+        return dim_max(dim_add(floordiv(num, stride), 1), 0)
     num = d + before + after - ((k - 1) * dilation + 1)
     if not ceil_mode:
         return num // stride + 1 if num >= 0 else 0

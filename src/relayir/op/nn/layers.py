@@ -6,14 +6,14 @@ import dataclasses
 
 import numpy as np
 
+from ...ir.dim_expr import dim_add, dim_product
 from ...ir.expr import Constant, Expr, TupleGetItem, Var, const
 from ...ir.op import Attrs, OpPattern, call, register_op
-from ...ir.types import Any, TensorType, TupleType
+from ...ir.types import TensorType, TupleType
 from ..attrs_util import set_fields
 from ..type_rel import (
     fail,
     float_identity_rel,
-    num_elements,
     same_dtype,
     tensor,
     tensors,
@@ -84,7 +84,7 @@ def _pad_rel(types, attrs):
                 fail(f"edge padding of the empty axis {axis}: data is {data}")
             out.append(d + before + after)
         else:
-            out.append(d if before == after == 0 else Any())
+            out.append(dim_add(d, before + after))
     return TensorType(tuple(out), data.dtype)
 
 
@@ -103,8 +103,7 @@ def _batch_flatten_rel(types, attrs):
     data = tensor(types[0])
     if data.ndim < 1:
         fail(f"data must have rank >= 1, found {data}")
-    rest = num_elements(data.shape[1:])
-    return TensorType((data.shape[0], Any() if rest is None else rest), data.dtype)
+    return TensorType((data.shape[0], dim_product(data.shape[1:])), data.dtype)
 
 
 def _batch_flatten_ref(data, attrs):

@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 
+from ...ir.dim_expr import dim_add, dim_max, dim_min, dim_sub, floordiv
 from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import Any, TensorType, is_int
 from ..attrs_util import attr_int, attr_ints, set_fields
@@ -73,13 +74,42 @@ def slice_range(dim: int, begin: int, end: int, stride: int, mode: str) -> range
     return range(*slice(begin, end, stride).indices(dim))
 
 
+# an end this large means "to the end" (TVM's and torch's sentinels): a dim is smaller
+_TO_END = 2**31 - 1
+
+
+def symbolic_slice_len(d, begin: int, end: int, stride: int, mode: str):
+    """The length of ``range(*slice(begin, end, stride).indices(d))`` for a symbolic
+    ``d``, exactly (``x[1:]`` of ``n`` items has ``max(n - 1, 0)``), or ``Any`` for a
+    negative stride."""
+    if isinstance(d, Any) or stride < 0:
+        return Any()
+    if mode == "size":
+        if begin < 0:
+            return Any()
+        rest = dim_max(dim_sub(d, begin), 0)
+        return rest if end < 0 else dim_min(rest, end)
+    end = d if end >= _TO_END else end
+    if begin >= 0 and (end is d or end < 0):  # start min(b, d), stop d or max(d + e, 0)
+        span = dim_max(dim_sub(dim_add(d, 0 if end is d else end), begin), 0)
+    elif begin >= 0:  # stop min(e, d)
+        span = 0 if end <= begin else dim_min(dim_max(dim_sub(d, begin), 0), end - begin)
+    elif end is d:  # start max(d + b, 0), stop d
+        span = dim_min(-begin, d)
+    elif end < 0:
+        span = 0 if end <= begin else dim_min(dim_max(dim_add(d, end), 0), end - begin)
+    else:  # start max(d + b, 0), stop min(e, d): rare, left unknown
+        return Any()
+    return span if stride == 1 else floordiv(dim_add(span, stride - 1), stride)
+
+
 def _strided_slice_rel(types, attrs):
     t = tensor(types[0])
     shape = list(t.shape)
     for axis, b, e, s in slice_plan(t.shape, attrs):
         d = shape[axis]
         shape[axis] = len(slice_range(d, b, e, s, attrs.slice_mode)) if isinstance(d, int) \
-            else Any()
+            else symbolic_slice_len(d, b, e, s, attrs.slice_mode)
     return TensorType(tuple(shape), t.dtype)
 
 

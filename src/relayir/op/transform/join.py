@@ -7,9 +7,10 @@ import dataclasses
 import numpy as np
 
 from ...errors import OpError
+from ...ir.dim_expr import dim_add, dim_sub, exact_div, floordiv
 from ...ir.expr import Expr, Tuple, as_expr
 from ...ir.op import Attrs, OpPattern, call, register_op
-from ...ir.types import Any, TensorType, TupleType
+from ...ir.types import TensorType, TupleType
 from ..attrs_util import attr_int, attr_ints, set_fields
 from ..type_rel import (
     check_axis,
@@ -54,7 +55,10 @@ def _concatenate_rel(types, attrs):
                      f"concatenation axis {axis}")
             shape[k] = u
     sizes = [t.shape[axis] for t in ts]
-    shape[axis] = sum(sizes) if all(isinstance(d, int) for d in sizes) else Any()
+    total = 0
+    for d in sizes:
+        total = dim_add(total, d)  # symbolic sizes sum symbolically; an Any gives Any
+    shape[axis] = total
     return TensorType(tuple(shape), first.dtype)
 
 
@@ -128,12 +132,13 @@ def _split_sizes(t: TensorType, attrs) -> tuple[int, list]:
                 fail(f"cannot split axis {axis} of data {show_type(t)} into {spec} equal "
                      f"sections")
             return axis, [d // spec] * spec
-        return axis, [d if spec == 1 else Any()] * spec
+        part = exact_div(d, spec)  # whole at run time, or the shape function refuses
+        return axis, [part if part is not None else floordiv(d, spec)] * spec
     if isinstance(d, int) and spec and spec[-1] > d:
         fail(f"split indices {spec} exceed the size {d} of axis {axis} of data {show_type(t)}")
     bounds = (0, *spec)
     sizes = [b - a for a, b in zip(bounds, bounds[1:])]
-    return axis, sizes + [d - bounds[-1] if isinstance(d, int) else Any()]
+    return axis, sizes + [dim_sub(d, bounds[-1])]
 
 
 def _split_rel(types, attrs):

@@ -6,15 +6,15 @@ import dataclasses
 
 import numpy as np
 
+from ...ir.dim_expr import certainly_differ, dim_product, exact_div, floordiv
 from ...ir.op import Attrs, OpPattern, call, register_op
-from ...ir.types import Any, SymbolicDim, TensorType
+from ...ir.types import Any, TensorType
 from ..attrs_util import attr_int, attr_ints, set_fields
 from ..type_rel import (
     check_axes,
     check_insert_axis,
     dim_mul,
     fail,
-    num_elements,
     runtime_checked,
     show_type,
     tensor,
@@ -40,36 +40,20 @@ class ReshapeAttrs(Attrs):
 
 
 def _infer_dim(ishape, used_in, oshape, skip_out):
-    """Product of the unused input dims over the product of the unused output dims."""
-    num, num_sym = 1, []
-    for j, d in enumerate(ishape):
-        if j in used_in:
-            continue
-        if isinstance(d, int):
-            num *= d
-        elif isinstance(d, SymbolicDim):
-            num_sym.append(d)
-        else:
-            return Any()
-    den, den_sym = 1, []
-    for j, d in enumerate(oshape):
-        if j in skip_out:
-            continue
-        if isinstance(d, int):
-            den *= d
-        elif isinstance(d, SymbolicDim):
-            den_sym.append(d)
-        else:
-            return Any()
-    for s in den_sym:
-        if s not in num_sym:
-            return Any()
-        num_sym.remove(s)
-    if num_sym:
-        return num_sym[0] if len(num_sym) == 1 and num == den != 0 else Any()
-    if den == 0 or num % den:
-        return None
-    return num // den
+    """Product of the unused input dims over the product of the unused output dims:
+    exact when it divides (``(2, n, 64)`` to ``(-1, 64)`` is ``2 * n``), a floor
+    division by a static product (the shape function checks it is whole at run time),
+    else ``Any``; None when static products do not divide."""
+    num = dim_product(d for j, d in enumerate(ishape) if j not in used_in)
+    den = dim_product(d for j, d in enumerate(oshape) if j not in skip_out)
+    if isinstance(num, Any) or isinstance(den, Any):
+        return Any()
+    if isinstance(num, int) and isinstance(den, int):
+        return None if den == 0 or num % den else num // den
+    q = exact_div(num, den)
+    if q is not None:
+        return q
+    return floordiv(num, den) if isinstance(den, int) and den > 0 else Any()
 
 
 def reshape_shape(ishape: tuple, newshape: tuple, allowzero: bool = False) -> tuple:
@@ -134,7 +118,8 @@ def reshape_shape(ishape: tuple, newshape: tuple, allowzero: bool = False) -> tu
                         fail(f"newshape {newshape}: cannot split dimension {d0} by {known}")
                     rest = d0 // known
                 else:
-                    rest = d0 if known == 1 else Any()
+                    q = exact_div(d0, known)
+                    rest = q if q is not None else floordiv(d0, known)
                 d1, d2 = (rest, d2) if d1 == -1 else (d1, rest)
             elif isinstance(d0, int) and d1 * d2 != d0:
                 fail(f"newshape {newshape}: cannot split dimension {d0} into {d1} x {d2}")
@@ -148,8 +133,8 @@ def reshape_shape(ishape: tuple, newshape: tuple, allowzero: bool = False) -> tu
             fail(f"cannot reshape shape ({', '.join(map(repr, ishape))}) to newshape "
                  f"{newshape}: the -1 dimension is not a whole number")
         oshape[infer_at] = dim
-    n_in, n_out = num_elements(ishape), num_elements(oshape)
-    if n_in is not None and n_out is not None and n_in != n_out:
+    n_in, n_out = dim_product(ishape), dim_product(oshape)
+    if certainly_differ(n_in, n_out):
         fail(f"cannot reshape shape ({', '.join(map(repr, ishape))}) ({n_in} elements) to "
              f"newshape {newshape} = {tuple(oshape)} ({n_out} elements)")
     return tuple(oshape)
@@ -216,7 +201,7 @@ def _squeeze_axes(t, attrs) -> list[int]:
         return [i for i, d in enumerate(t.shape) if d == 1]
     axes = check_axes(attrs.axis, t.ndim)
     for a in axes:
-        if isinstance(t.shape[a], int) and t.shape[a] != 1:
+        if certainly_differ(t.shape[a], 1):
             fail(f"cannot squeeze axis {a} of data {show_type(t)}: its size is "
                  f"{t.shape[a]}, not 1")
     return axes
