@@ -4,11 +4,11 @@ Parameters become placeholders (a tuple-typed parameter becomes one placeholder 
 field, in order), scalar constants become constant computes (folded into their
 readers), larger constants become embedded constant tensors, and every op call applies
 the op's rule from the compute table. Named symbolic dimensions (``SymbolicDim``)
-become ``Var``s shared by name; each ``Any`` dimension becomes a fresh ``Var``
-(``anydim0``, ...), so a kernel with dynamic shapes takes every extent it loops over in
-its ``dims`` argument. The graph's ``input_types`` / ``output_types`` name those dims
-(``SymbolicDim("anydim0")``): a caller reads each dim's value off the first argument
-that has it.
+become ``Var``s shared by name (dim expressions: see ``_Dims``); each ``Any`` dimension
+becomes a fresh ``Var`` (``anydim0``, ...), so a kernel with dynamic shapes takes every
+extent it loops over in its ``dims`` argument. The graph's ``input_types`` /
+``output_types`` name those dims (``SymbolicDim("anydim0")``): a caller reads each dim's
+value off the first argument that has it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import Error
+from ..ir.dim_expr import DimExpr, DimOp, dim_symbols
 from ..ir.expr import Call, Constant, Function, Op, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
 from ..ir.types import Any, SymbolicDim, TensorType, TupleType
@@ -52,27 +53,76 @@ class TEGraph:
 ANY_DIM_PREFIX = "anydim"
 
 
+DIM_EXPR_PREFIX = "dimexpr"
+_TE_DIM_OPS = {"floordiv": E.FloorDiv, "floormod": E.FloorMod, "min": E.Min, "max": E.Max}
+
+
 class _Dims:
-    def __init__(self):
+    """The kernel's dim ``Var``s. A dim expression (``n - 1``) that an argument's type
+    holds is a ``Var`` of its own (``dimexpr0``), read off that argument like a named
+    dim; one only temporaries hold is computed from its names' ``Var``s when every name
+    is an argument's dim, else it too is a ``Var`` (no argument holds it: the kernel
+    then runs its reference)."""
+
+    def __init__(self, argument_types=()):
         self.vars: dict[str, E.Var] = {}
+        self.exprs: dict = {}  # dim expression -> its Var
         self.fresh = 0
+        self.bare: set[str] = set()
+        for ty in argument_types:
+            for d in ty.shape:
+                if isinstance(d, SymbolicDim):
+                    self.bare.add(d.name)
+        for ty in argument_types:
+            for d in ty.shape:
+                if isinstance(d, DimExpr) and not isinstance(d, SymbolicDim):
+                    self.expr_var(d)
+
+    def _fresh(self, prefix: str) -> E.Var:
+        while f"{prefix}{self.fresh}" in self.vars or f"{prefix}{self.fresh}" in self.bare:
+            self.fresh += 1
+        name = f"{prefix}{self.fresh}"
+        v = self.vars[name] = E.Var(name)
+        return v
 
     def any_var(self) -> E.Var:
-        while f"{ANY_DIM_PREFIX}{self.fresh}" in self.vars:
-            self.fresh += 1
-        v = self.vars[f"{ANY_DIM_PREFIX}{self.fresh}"] = E.Var(f"{ANY_DIM_PREFIX}{self.fresh}")
+        return self._fresh(ANY_DIM_PREFIX)
+
+    def expr_var(self, d) -> E.Var:
+        v = self.exprs.get(d)
+        if v is None:
+            v = self.exprs[d] = self._fresh(DIM_EXPR_PREFIX)
         return v
+
+    def name_var(self, name: str) -> E.Var:
+        v = self.vars.get(name)
+        if v is None:
+            v = self.vars[name] = E.Var(name)
+        return v
+
+    def dim(self, d):
+        if isinstance(d, int):
+            return E.IntImm(d)
+        if isinstance(d, SymbolicDim):
+            return self.name_var(d.name)
+        if d in self.exprs or not dim_symbols(d) <= self.bare:
+            return self.expr_var(d)
+        if isinstance(d, DimOp):
+            return _TE_DIM_OPS[d.op](self.dim(d.args[0]), self.dim(d.args[1]))
+        out = None
+        for mono, coef in d.terms:
+            term = None if coef == 1 else E.IntImm(coef)
+            for atom in mono:
+                v = self.dim(atom)
+                term = v if term is None else E.Mul(term, v)
+            out = term if out is None else E.Add(out, term)
+        return E.Add(out, E.IntImm(d.const)) if d.const else out
 
     def shape(self, ty: TensorType, where: str) -> tuple:
         out = []
         for d in ty.shape:
-            if isinstance(d, int):
-                out.append(E.IntImm(d))
-            elif isinstance(d, SymbolicDim):
-                v = self.vars.get(d.name)
-                if v is None:
-                    v = self.vars[d.name] = E.Var(d.name)
-                out.append(v)
+            if isinstance(d, (int, DimExpr)):
+                out.append(self.dim(d))
             elif isinstance(d, Any):
                 out.append(self.any_var())
             else:
@@ -112,7 +162,10 @@ def _typed(func: Function) -> Function:
 def build_te(func: Function) -> TEGraph:
     """The tensor-expression graph of a primitive function's body."""
     func = _typed(func)
-    dims = _Dims()
+    argument_types = [t for p in func.params
+                      for t in _flatten_types(p.checked_type if p.has_type else p.type_annotation)]
+    dims = _Dims([t for t in argument_types + _flatten_types(func.body.checked_type)
+                  if isinstance(t, TensorType)])
     inputs, input_types, values = [], [], {}
     for p in func.params:
         ty = p.checked_type if p.has_type else p.type_annotation
@@ -135,8 +188,9 @@ def build_te(func: Function) -> TEGraph:
 
 
 def _named_type(shape, ty: TensorType) -> TensorType:
-    """``ty`` with each ``Any`` replaced by the name of the ``Var`` standing for it."""
-    if not any(isinstance(d, Any) for d in ty.shape):
+    """``ty`` with each ``Any`` and dim expression replaced by the name of the ``Var``
+    standing for it."""
+    if all(isinstance(d, (int, SymbolicDim)) for d in ty.shape):
         return ty
     return TensorType(tuple(SymbolicDim(s.name) if isinstance(s, E.Var) else d
                             for s, d in zip(shape, ty.shape)), ty.dtype)

@@ -38,6 +38,7 @@ import os
 
 import numpy as np
 
+from ..ir.parser import parse_dim
 from ..ir.types import GlobalTypeVar, TensorType, TupleType
 from ..runtime.module import (
     ModuleFormatError,
@@ -72,7 +73,8 @@ def _json_type(obj):
     if obj is None:
         return None
     if "tensor" in obj:
-        return TensorType(tuple(obj["tensor"]), obj["dtype"])
+        return TensorType(tuple(d if isinstance(d, int) else parse_dim(d) for d in obj["tensor"]),
+                          obj["dtype"])
     return TupleType(tuple(_json_type(f) for f in obj["tuple"]))
 
 

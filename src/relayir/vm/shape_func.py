@@ -22,6 +22,7 @@ runs them through their numpy references, which return fresh arrays
 from __future__ import annotations
 
 from ..errors import Error
+from ..ir.dim_expr import DimExpr, dim_symbols, solve_dim, substitute_dim
 from ..ir.expr import Call, Constant, Function, Op, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
 from ..ir.op import OpPattern
@@ -284,6 +285,8 @@ class ShapeFunction:
         return True
 
     def _check_symbolic(self, types: dict) -> None:
+        """One value per named dim and per dim expression across the function, and each
+        expression's value what its names' values give (``n - 1`` is 4 when ``n`` is 5)."""
         seen: dict = {}
         for node, concrete in types.items():
             if type(node) is Op:
@@ -293,13 +296,23 @@ class ShapeFunction:
                 if not isinstance(dt, TensorType):
                     continue
                 for d, n in zip(dt.shape, ct.shape):
-                    if isinstance(d, SymbolicDim) and seen.setdefault(d.name, n) != n:
+                    if isinstance(d, DimExpr) and seen.setdefault(d, n) != n:
                         raise ShapeError(
-                            f"kernel {self.name}: dim {d.name} is {seen[d.name]} in one "
+                            f"kernel {self.name}: dim {d} is {seen[d]} in one "
                             f"place and {n} in another")
+        env = {d.name: n for d, n in seen.items() if isinstance(d, SymbolicDim)}
+        for d, n in seen.items():
+            value = substitute_dim(d, env)
+            if isinstance(value, int) and value != n:
+                raise ShapeError(f"kernel {self.name}: dim {d} is {n}, but its names "
+                                 f"give {value} ({_env_text(env, d)})")
 
     def __repr__(self) -> str:
         return f"<shape function of {self.name}, {len(self.cache)} shapes cached>"
+
+
+def _env_text(env: dict, d) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in env.items() if k in dim_symbols(d))
 
 
 def _rebuild(ty, flat):
@@ -315,7 +328,7 @@ def _symbolic_positions(types) -> tuple:
     hit = _SYMBOLIC_INPUTS.get(id(types))
     if hit is None or hit[0] is not types:
         positions = tuple(i for i, t in enumerate(types)
-                          if any(isinstance(d, SymbolicDim) for d in _dims(t)))
+                          if any(isinstance(d, DimExpr) for d in _dims(t)))
         hit = _SYMBOLIC_INPUTS[id(types)] = (types, positions)
     return hit[1]
 
@@ -345,6 +358,7 @@ def bind_input_dims(where: str, names, types, values, ranges=None) -> None:
     the dim's range (``ranges``: name -> (lo, hi or None), e.g. torch's derived range)."""
     positions = _symbolic_positions(types)  # usually none: nothing to do
     bound: dict = {}
+    exprs: list = []  # (input name, axis, dim expression, value): checked once names bind
     stack = [(names[i], types[i], values[i]) for i in positions][::-1]  # in argument order
     while stack:
         name, ty, value = stack.pop()
@@ -355,17 +369,51 @@ def bind_input_dims(where: str, names, types, values, ranges=None) -> None:
         if not isinstance(ty, TensorType):
             continue
         for axis, (d, n) in enumerate(zip(ty.shape, value.shape)):
-            if not isinstance(d, SymbolicDim):
-                continue
-            first = bound.setdefault(d.name, (n, name, axis))
-            if ranges and d.name in ranges:
-                lo, hi = ranges[d.name]
-                if n < lo or (hi is not None and n > hi):
+            if isinstance(d, DimExpr) and not isinstance(d, SymbolicDim):
+                exprs.append((name, axis, d, n))
+            elif isinstance(d, SymbolicDim):
+                _bind_dim(where, bound, ranges, d.name, n, name, axis)
+    _bind_expressions(where, bound, ranges, exprs)
+
+
+def _bind_dim(where, bound: dict, ranges, dim: str, n: int, name: str, axis: int) -> None:
+    first = bound.setdefault(dim, (n, name, axis))
+    if ranges and dim in ranges:
+        lo, hi = ranges[dim]
+        if n < lo or (hi is not None and n > hi):
+            raise ShapeError(
+                f"input {name} of {where}: dim {dim} (axis {axis}) is {n}, outside "
+                f"the range {lo} <= {dim} <= {'inf' if hi is None else hi} the "
+                "model was compiled for")
+    if first[0] != n:
+        raise ShapeError(
+            f"input {name} of {where}: dim {dim} (axis {axis}) is {n}, but input "
+            f"{first[1]} has {dim} = {first[0]} (axis {first[2]})")
+
+
+def _bind_expressions(where, bound: dict, ranges, exprs: list) -> None:
+    """Check input dims that are expressions (``n - 1``) against the names bound so far;
+    an expression linear in one unbound name binds it (``2 * n`` of 8: ``n = 4``)."""
+    progress = True
+    while exprs and progress:
+        progress, rest = False, []
+        for name, axis, d, n in exprs:
+            env = {k: v[0] for k, v in bound.items()}
+            value = substitute_dim(d, env)
+            if isinstance(value, int):
+                if value != n:
                     raise ShapeError(
-                        f"input {name} of {where}: dim {d.name} (axis {axis}) is {n}, outside "
-                        f"the range {lo} <= {d.name} <= {'inf' if hi is None else hi} the "
-                        "model was compiled for")
-            if first[0] != n:
-                raise ShapeError(
-                    f"input {name} of {where}: dim {d.name} (axis {axis}) is {n}, but input "
-                    f"{first[1]} has {d.name} = {first[0]} (axis {first[2]})")
+                        f"input {name} of {where}: dim {d} (axis {axis}) is {n}, but the "
+                        f"other inputs give {value} ({_env_text(env, d)})")
+                progress = True
+                continue
+            solved = solve_dim(value, n)
+            if solved is False:
+                raise ShapeError(f"input {name} of {where}: dim {d} (axis {axis}) cannot be "
+                                 f"{n} for any value of its names")
+            if solved is None:
+                rest.append((name, axis, d, n))
+                continue
+            _bind_dim(where, bound, ranges, solved[0], solved[1], name, axis)
+            progress = True
+        exprs = rest

@@ -118,14 +118,18 @@ def split(attrs, inputs, out):
 @COMPUTE.register("strided_slice")
 def strided_slice(attrs, inputs, out):
     x = inputs[0]
-    shape = x.static_shape()
-    if shape is None:
-        raise E.TEError("strided_slice of a tensor with symbolic dimensions is not supported "
-                        "by the C backend yet")
     starts = {}
-    for axis, b, e, s in slice_plan(shape, attrs):
-        r = slice_range(shape[axis], b, e, s, attrs.slice_mode)
-        starts[axis] = (r.start, r.step)
+    for axis, b, e, s in slice_plan(x.shape, attrs):
+        d = E.const_value(x.shape[axis])
+        if d is not None:
+            r = slice_range(int(d), b, e, s, attrs.slice_mode)
+            starts[axis] = (r.start, r.step)
+        elif s < 0:
+            raise E.TEError("strided_slice with a negative stride along a symbolic dimension "
+                            "is not supported by the C backend yet")
+        else:  # where a non-empty slice starts (an empty one reads nothing)
+            starts[axis] = (b if b >= 0 else E.Max(x.shape[axis] + b, E.IntImm(0)),
+                            1 if attrs.slice_mode == "size" else s)
 
     def fn(*i):
         idx = []
