@@ -52,10 +52,13 @@ def test_imported_modules_refuse_on_use():
         T.prim_func(lambda: None)
 
 
-def test_indexdiv_of_a_named_dim_is_any():
+def test_indexdiv_of_a_named_dim_is_a_dim_expression():
     d = tvm.te.var("d")
     assert tir.indexdiv(9, 4) == 2 and tir.indexmod(9, 4) == 1
-    assert isinstance(tir.indexdiv(d, 4), tir.Any)
+    assert str(tir.indexdiv(d, 4)) == "floordiv(d, 4)" and tir.indexmod(d * 4 + 1, 4) == 1
+    assert tir.min(d, d + 1) == d and str(tir.max(d - 1, 2)) == "max(2, d - 1)"
+    x = relay.var("x", shape=(d, tir.indexdiv(d, 4), d - 1))
+    assert x.type_annotation.shape[1] == tir.floordiv(d, 4)
 
 
 def test_rpc_local_session_loads_an_exported_module(tmp_path, needs_cc):

@@ -1,12 +1,17 @@
 """``tvm.tir``: the few loop-IR names Relay code uses for shapes and constants. A
 ``tir.IntImm`` is a Python int, ``tir.Any()`` relayir's ``Any``, ``tir.Var`` a
 ``SymbolicDim``; each name works both as a constructor and in ``isinstance``.
-relayir's loop IR is ``relayir.tir``, with its own API. ``indexdiv`` / ``indexmod`` of a
-named dim give ``Any()`` (relayir has no symbolic shape arithmetic)."""
+relayir's loop IR is ``relayir.tir``, with its own API. ``indexdiv`` / ``indexmod`` /
+``floordiv`` / ``floormod`` / ``min`` / ``max`` of dims build dim expressions
+(``relayir.ir.dim_expr``), as ``d - 1`` and ``2 * d`` do with Python's operators."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import Error
+from ..ir import dim_expr
+from ..ir.dim_expr import is_dim
 from ..ir.types import Any, SymbolicDim
 
 
@@ -52,27 +57,37 @@ def const(value, dtype: str | None = None, span=None):
     return value
 
 
-def _dims_only(op: str, a, b) -> None:
-    for v in (a, b):
-        if not isinstance(v, (int, SymbolicDim, Any)):
-            raise Error(f"tir.{op}({a!r}, {b!r}): relayir.tvm's tir takes shape dims (ints, "
-                        f"named dims, Any), found {type(v).__name__}")
+def _dims_only(op: str, *args) -> None:
+    for v in args:
+        if not is_dim(v) and not isinstance(v, np.integer):
+            raise Error(f"tir.{op}{tuple(args)!r}: relayir.tvm's tir takes shape dims (ints, "
+                        f"named dims, dim expressions, Any), found {type(v).__name__}")
 
 
 def indexdiv(a, b, span=None):
-    """``a // b`` of ints; of a named dim, ``Any()``: relayir has no symbolic shape
-    arithmetic yet, so the quotient is a dim type inference treats as unknown."""
+    """``a // b`` rounding down: an int of ints, else a dim expression
+    (``floordiv(n, 4)``) that type inference carries symbolically."""
     _dims_only("indexdiv", a, b)
-    return a // b if isinstance(a, int) and isinstance(b, int) else Any()
+    return dim_expr.floordiv(a, b)
 
 
 def indexmod(a, b, span=None):
     _dims_only("indexmod", a, b)
-    return a % b if isinstance(a, int) and isinstance(b, int) else Any()
+    return dim_expr.floormod(a, b)
+
+
+def min(a, b, span=None):  # noqa: A001  (TVM's name)
+    _dims_only("min", a, b)
+    return dim_expr.dim_min(a, b)
+
+
+def max(a, b, span=None):  # noqa: A001  (TVM's name)
+    _dims_only("max", a, b)
+    return dim_expr.dim_max(a, b)
 
 
 floordiv = indexdiv
 floormod = indexmod
 
 __all__ = ["Any", "FloatImm", "IntImm", "SizeVar", "Var", "const", "floordiv", "floormod",
-           "indexdiv", "indexmod"]
+           "indexdiv", "indexmod", "max", "min"]
