@@ -5,7 +5,8 @@ stay single ops), lists every aten op it cannot convert before converting anythi
 walks the FX graph once: placeholders become ``@main`` parameters (user inputs first,
 then weights named after the module's parameters and buffers), each ``call_function``
 goes through the converter table in ``pytorch_ops``, and dynamic dimensions become
-``SymbolicDim``s named as the user named them.
+``SymbolicDim``s named as the user named them (a size torch derives from them, such as
+``2*s0``, a dim expression over those names).
 
 Dynamic dimensions. A dim given by name (``("ids", ((1, "seq"), "int64"))``) is exported
 as ``Dim.DYNAMIC``: torch derives the range the model supports from its guards (a BERT's
@@ -31,7 +32,7 @@ from ..ir.types import Any, SymbolicDim, TensorType
 from ..vm.shape_func import DIM_RANGES, dim_ranges_text
 from .common import ConversionError, UnsupportedOperatorError, sanitize_name
 from .pytorch_ops import TABLE
-from .pytorch_ops.base import TorchImport, dim, importing, relay_dtype
+from .pytorch_ops.base import TorchImport, dim, importing, is_symbolic, relay_dtype, sym_dim
 
 _TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
                  "int64": torch.int64, "int32": torch.int32, "int8": torch.int8,
@@ -182,18 +183,16 @@ class _Importer:
         raise ConversionError(f"no value for the exported input {target}")
 
     def _relay_dim(self, d):
-        d = dim(d)
-        if isinstance(d, int):
-            return d
-        key = d
+        """A torch size as a Relay dim: an int, a named dim (``seq``), a dim expression
+        over named dims (``2 * seq``: torch relates one input's size to another's), or
+        ``Any()`` where a symbol has no name."""
+        key = dim(d)
+        if isinstance(key, int):
+            return key
         if key not in self.sym_dims:
-            expr = d.node.expr if hasattr(d, "node") else None
-            name = self._symbol_name(key, expr)
-            self.sym_dims[key] = SymbolicDim(name) if name else Any()
+            self.sym_dims[key] = sym_dim(d.node.expr, self._user_symbol) \
+                if is_symbolic(d) else Any()
         return self.sym_dims[key]
-
-    def _symbol_name(self, key, expr):
-        return self._user_symbol.get(key)
 
     def _tensor_type(self, val) -> TensorType:
         return TensorType(tuple(self._relay_dim(d) for d in val.shape), relay_dtype(val.dtype))

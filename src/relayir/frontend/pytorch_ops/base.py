@@ -9,6 +9,7 @@ signatures stay those of the aten schema.
 
 from __future__ import annotations
 
+import functools
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
 
@@ -16,6 +17,7 @@ import numpy as np
 import torch
 
 from ... import op as _op  # noqa: F401  (registers the ops the constructors call)
+from ...ir.dim_expr import Any, SymbolicDim, dim_add, dim_max, dim_min, dim_mul, floordiv, floormod
 from ...ir.expr import Expr, const
 from ...op import dynamic as D
 from ...op import tensor as E
@@ -160,6 +162,31 @@ def sym_expr(v) -> Expr:
         else:
             done[e] = _sym_call(e, [done[a] for a in e.args])
     return done[v.node.expr]
+
+
+_DIM_OPS = {"Add": dim_add, "Mul": dim_mul, "FloorDiv": floordiv, "CleanDiv": floordiv,
+            "PythonMod": floormod, "Mod": floormod, "Min": dim_min, "Max": dim_max}
+
+
+def sym_dim(expr, names: dict):
+    """The Relay dim of a torch size expression (a sympy tree over torch's symbols:
+    ``s0 // 4``, ``2*s0``, ``s0 - 1``): a dim expression over the named dims ``names``
+    gives each symbol (``"s0" -> "seq"``), ``Any()`` where a symbol has no name or an
+    operation no dim form. Sizes are small trees: recursion over one is fine."""
+    if expr.is_Integer:
+        return int(expr)
+    if expr.is_Symbol:
+        name = names.get(str(expr))
+        return SymbolicDim(name) if name else Any()
+    kind = type(expr).__name__
+    if kind == "Pow" and expr.args[1].is_Integer and int(expr.args[1]) > 0:
+        args = [sym_dim(expr.args[0], names)] * int(expr.args[1])
+        kind = "Mul"
+    else:
+        args = [sym_dim(a, names) for a in expr.args]
+    if kind not in _DIM_OPS or not args:
+        return Any()
+    return functools.reduce(_DIM_OPS[kind], args)  # Any absorbs
 
 
 def _sym_call(e, args: list) -> Expr:
