@@ -12,6 +12,7 @@ import relayir as relay
 from relayir.codegen import has_compiler
 from relayir.ir.dim_expr import SymbolicDim, floordiv
 from relayir.ir.types import TensorType
+from relayir.vm.executable import Executable
 
 TEXT = """#[version = "0.0.5"]
 def @main(%x: Tensor[(d, 4), float32], %q: Tensor[(floordiv(d, 4), 16), float32], \
@@ -93,3 +94,13 @@ def test_an_expression_binds_its_name():
                                data.reshape(3, 2, 3).sum(1))
     with pytest.raises(relay.Error, match=r"cannot be 5 for any value"):
         vm.invoke("main", np.zeros((5, 3), "float32"))
+
+
+def test_saved_executable_keeps_the_expressions(tmp_path):
+    relay.vm.compile(relay.parse(TEXT), target="numpy").save(tmp_path / "e.relayir")
+    vm = relay.vm.VirtualMachine(Executable.load(tmp_path / "e.relayir"))
+    args = _inputs(12)
+    for got, want in zip(vm.invoke("main", *args), _expected(*args)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    with pytest.raises(relay.Error, match=r"dim 2 \* d \(axis 0\) is 3"):
+        vm.invoke("main", args[0], args[1], args[2][:3], args[3], args[4])
