@@ -4,6 +4,8 @@
     python benchmarks/compare.py --rounds 1 --models mlp_b1,lstm
     python benchmarks/compare.py --busy          # also with one competing busy process
     python benchmarks/compare.py --builder       # relayir from the Relay builders instead
+    python benchmarks/compare.py --in-process [--import-first relayir]   # engines in turn
+                                                 # in ONE process (benchmarks/in_process.py)
 
 relayir imports each model as users do (``--frontend``, the default): the PyTorch twin
 goes through ``relayir.frontend.from_pytorch`` and ``relay.build`` at opt level 3.
@@ -236,6 +238,10 @@ def main() -> None:
     ap.add_argument("--busy", action="store_true",
                     help="also time each model beside one competing busy process")
     ap.add_argument("--busy-kind", choices=sorted(BUSY), default="python")
+    ap.add_argument("--in-process", action="store_true",
+                    help="relayir, PyTorch and ONNX Runtime called in turn in one process")
+    ap.add_argument("--import-first", choices=("torch", "relayir"), default="torch",
+                    help="with --in-process: which runtime the process imports first")
     ap.add_argument("--one", nargs=2, metavar=("FRAMEWORK", "MODEL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     busy = args.busy_kind if args.busy else None
@@ -247,29 +253,41 @@ def main() -> None:
     for name in (*models, *frameworks):
         if name not in MODELS and name not in NAMES:
             ap.error(f"unknown model or framework {name!r}")
+    if args.in_process:
+        import in_process
+
+        in_process.run(models, args.rounds, args.threads, args.import_first)
+        return
     results: dict = {}
     for r in range(args.rounds):
         for model in models:
             for fw in frameworks:
-                cmd = [sys.executable, __file__, "--one", fw, model, "--threads",
-                       str(args.threads), "--frontend" if args.frontend else "--builder"]
-                if busy:
-                    cmd += ["--busy", "--busy-kind", busy]
-                env = dict(os.environ)
-                if not fw.startswith("relayir"):  # importing relayir must not retune
-                    env["RELAYIR_OMP_SPINCOUNT"] = "default"  # torch's OpenMP runtime
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-                if proc.returncode != 0:
-                    print(f"round {r} {fw} {model} failed:\n{proc.stderr[-2000:]}",
-                          file=sys.stderr)
+                res = run_one(fw, model, args.threads, args.frontend, busy, r)
+                if res is None:
                     continue
-                res = json.loads(proc.stdout.strip().splitlines()[-1])
                 results.setdefault((model, fw), []).append(res)
                 extra = (f"  busy {res['busy_latency_s'] * 1e3:9.3f} ms"
                          if "busy_latency_s" in res else "")
                 print(f"round {r}: {model:13s} {fw:16s} {res['latency_s'] * 1e3:9.3f} ms{extra}",
                       file=sys.stderr)
     _report(results, models, frameworks, args)
+
+
+def run_one(fw: str, model: str, threads: int, frontend: bool = True, busy=None,
+            r: int = 0) -> dict | None:
+    """``measure(fw, model)`` in a fresh process (``--one``); None if it failed."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--one", fw, model, "--threads",
+           str(threads), "--frontend" if frontend else "--builder"]
+    if busy:
+        cmd += ["--busy", "--busy-kind", busy]
+    env = dict(os.environ)
+    if not fw.startswith("relayir"):  # importing relayir must not retune
+        env["RELAYIR_OMP_SPINCOUNT"] = "default"  # torch's OpenMP runtime
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        print(f"round {r} {fw} {model} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _med(results, model, fw, key="latency_s"):
