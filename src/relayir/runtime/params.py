@@ -21,7 +21,9 @@ class ModuleFormatError(Error):
 def save_params(params: dict[str, np.ndarray]) -> bytes:
     """Params as ``.npz`` bytes (Relay's ``save_param_dict``); ``load_params`` reads them."""
     buf = io.BytesIO()
-    np.savez(buf, **{k: np.ascontiguousarray(v) for k, v in params.items()})
+    # asarray(order="C"), not ascontiguousarray: that one turns a 0-d array (a scalar
+    # constant, such as a quantized model's scale) into shape (1,)
+    np.savez(buf, **{k: np.asarray(v, order="C") for k, v in params.items()})
     return buf.getvalue()
 
 
