@@ -53,7 +53,7 @@ def _optimized_text(mod):
         return relay.transform.optimize(relay.transform.InferType()(mod), fuse=False).astext()
 
 
-@pytest.mark.parametrize("calibration", ["minmax", "percentile"])
+@pytest.mark.parametrize("calibration", ["minmax", "percentile", "entropy"])
 def test_static_quantization_runs_as_int8_close_to_float(calibration):
     mod, params = cnn()
     qmod = relay.quantize.quantize(mod, params, dataset=_samples(16, (1, 3, 16, 16)),
