@@ -16,6 +16,7 @@ from ..frontend.load_model import load_model, parse_input_shapes
 from .compiled import EXECUTORS
 from .console import Console
 from .inputs import FILLS
+from .quantizing import add_quantize_options, maybe_quantize
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ def add_build_options(p: argparse.ArgumentParser, executors=EXECUTORS) -> None:
                    help="run convolutions in this data layout (ConvertLayout)")
     p.add_argument("--tuning-records", metavar="FILE",
                    help="use the best schedules in these tuning records (relayir tune)")
+    add_quantize_options(p)
 
 
 def add_input_options(p: argparse.ArgumentParser, fill_default: str | None = "random") -> None:
@@ -81,10 +83,12 @@ def input_shapes(args) -> dict:
 
 
 def load(path: str, args, console: Console):
-    """``(mod, params)`` of a model file, with the ``importing`` phase shown."""
+    """``(mod, params)`` of a model file, with the ``importing`` phase shown (and the
+    ``quantizing`` one, with ``--quantize``)."""
     shapes = input_shapes(args)
     with console.task(f"importing {path}"):
-        return load_model(path, shape=shapes)
+        mod, params = load_model(path, shape=shapes)
+    return maybe_quantize(mod, params, args, console)
 
 
 __all__ = ["Command", "add_build_options", "add_input_options", "add_model_options",

@@ -50,5 +50,7 @@ COMMAND = Command(
     ("relayir compile resnet.onnx -o resnet.relayir",
      'relayir compile bert.pt2 --executor vm --input-shapes "input_ids:[1,seq]" '
      "-o bert.relayir",
-     "relayir compile model.relay --target numpy --opt-level 2 --dump-ir ir/"),
+     "relayir compile model.relay --target numpy --opt-level 2 --dump-ir ir/",
+     "relayir compile resnet.onnx --quantize int8 --calibration samples.npz "
+     "--calibration-method entropy -o resnet_int8.relayir"),
     add_arguments, run)
