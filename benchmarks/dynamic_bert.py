@@ -3,6 +3,11 @@
 once for the VM, at lengths 8, 32 and 128, next to ONNX Runtime (the same model exported
 with a dynamic axis) and PyTorch eager, same process, same thread count (issue 17).
 
+Every engine is timed as users call it, inputs in and outputs returned: relayir as
+``relayir.runtime.wrap(exe).run(inputs)``, ONNX Runtime as ``session.run``, PyTorch as
+``model(ids)`` under ``no_grad``; each engine after a pause (``timing.SETTLE_S``), so that
+another runtime's spinning thread pool has gone to sleep.
+
     python benchmarks/dynamic_bert.py          # THREADS=2 by default
 """
 
@@ -24,6 +29,7 @@ from relayir.frontend import from_pytorch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "frontend"))
 from test_pytorch_dynamic import BertStyleEncoder  # noqa: E402  (the tests' model)
+from timing import SETTLE_S  # noqa: E402  (benchmarks/timing.py, beside this file)
 
 LENGTHS = (8, 32, 128)
 
@@ -51,7 +57,7 @@ def main() -> None:
     t0 = time.perf_counter()
     mod, params = from_pytorch(model, [("ids", ((1, "seq"), "int64"))])
     t1 = time.perf_counter()
-    vm = relay.vm.VirtualMachine(relay.vm.compile(mod, target="cpu", params=params))
+    vm = relay.runtime.wrap(relay.vm.compile(mod, target="cpu", params=params))
     t2 = time.perf_counter()
     print(f"import {t1 - t0:.1f} s, vm.compile once {t2 - t1:.1f} s; {mod['main'].attrs}")
 
@@ -71,9 +77,12 @@ def main() -> None:
         a = ids.numpy()
         with torch.no_grad():
             want = model(ids).numpy()
+            time.sleep(SETTLE_S)
             e = bench(lambda ids=ids: model(ids))
-        got = vm.invoke("main", a)
-        v = bench(lambda a=a: vm.invoke("main", a))
+        got = vm.run({"ids": a})[0]
+        time.sleep(SETTLE_S)
+        v = bench(lambda a=a: vm.run({"ids": a}))
+        time.sleep(SETTLE_S)
         r = bench(lambda a=a: sess.run(None, {"ids": a}))
         print(f"| {n} | {v[0]:.2f} / {v[1]:.2f} | {r[0]:.2f} / {r[1]:.2f} | "
               f"{e[0]:.2f} / {e[1]:.2f} | {np.abs(got - want).max():.1e} |")

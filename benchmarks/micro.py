@@ -194,9 +194,11 @@ def dispatch(length: int = 200) -> list[str]:
 # ---------------------------------------------------------------- convolutions (P2)
 #
 # ``--conv``: resnet18's distinct conv layers, each built alone as AlterOpLayout emits
-# it (blocked input in, blocked output out, packed weight constant), by algorithm, next
-# to the NCHW kernel AlterOpLayout replaces and to ONNX Runtime's Conv (same threads,
-# one process; relayir's candidates interleaved, ONNX Runtime alone: timing.py).
+# it (packed weight constant) with its layout conversions (NCHW in, blocked, NCHW out:
+# timed, as ONNX Runtime's own reorders are), by algorithm, next to the NCHW kernel
+# AlterOpLayout replaces and to ONNX Runtime's Conv (same threads, one process; every
+# call takes its input and returns its output; relayir's candidates interleaved, ONNX
+# Runtime alone: timing.py). Inside a model the conversions happen once at its edges.
 # GFLOP/s are *effective*: the direct convolution's 2·N·O·C·OH·OW·kh·kw/groups flops
 # over the measured time, whatever the algorithm. Then resnet18 and mobilenet_v2 end to
 # end (relay.build + GraphModule, blocked vs NCHW) against ONNX Runtime on the same
@@ -219,8 +221,8 @@ def _conv_layers(model: str = "resnet18", image_size: int = 224) -> list:
 
 
 def _conv_runner(wl, algorithm: str, width: int = 16, tile: int = 4):
-    """A GraphModule running one conv layer (``nchw``: the plain nn.conv2d kernel) and
-    its run function with the input set."""
+    """One conv layer (``nchw``: the plain nn.conv2d kernel), NCHW in and out, and a
+    function that runs it as users do (``runtime.wrap(lib).run``, output returned)."""
     import relayir as relay
     from relayir.op.layout import transform_array
     from relayir.op.nn.winograd import weight_transform
@@ -232,30 +234,29 @@ def _conv_runner(wl, algorithm: str, width: int = 16, tile: int = 4):
     data = rng.standard_normal((wl.batch, c, wl.height, wl.width)).astype("float32")
     x, y = choose_block(c // g, width), choose_block(o // g, width)
     common = {"padding": wl.padding, "channels": o}
+    inp = relay.var("x", shape=data.shape)  # NCHW in and out, as ONNX Runtime's layer
     if algorithm == "nchw":
-        inp = relay.var("x", shape=data.shape)
         body = relay.nn.conv2d(inp, relay.const(weight), strides=wl.strides,
                                dilation=wl.dilation, groups=g, **common)
-    else:
-        data = transform_array(data, "NCHW", f"NCHW{x}c")
-        inp = relay.var("x", shape=data.shape)
+    else:  # the layout conversions are timed, as ORT's reorders are
+        blocked = relay.layout_transform(inp, "NCHW", f"NCHW{x}c")
         layouts = {"data_layout": f"NCHW{x}c", "out_layout": f"NCHW{y}c"}
+        direct = relay.const(transform_array(weight, "OIHW", f"OIHW{x}i{y}o"))
         if algorithm == "winograd":
             u = weight_transform(weight, tile).astype("float32")
             body = relay.nn.contrib_conv2d_winograd_NCHWc(
-                inp, relay.const(transform_array(u, "HWOI", f"HWOI{x}i{y}o")), tile_size=tile,
-                kernel_layout=f"HWOI{x}i{y}o", **layouts, **common)
+                blocked, relay.const(transform_array(u, "HWOI", f"HWOI{x}i{y}o")), direct,
+                tile_size=tile, kernel_layout=f"HWOI{x}i{y}o", **layouts, **common)
         else:
             body = relay.nn.contrib_conv2d_NCHWc(
-                inp, relay.const(transform_array(weight, "OIHW", f"OIHW{x}i{y}o")),
-                strides=wl.strides, dilation=wl.dilation, groups=g,
+                blocked, direct, strides=wl.strides, dilation=wl.dilation, groups=g,
                 kernel_layout=f"OIHW{x}i{y}o", **layouts, **common)
+        body = relay.layout_transform(body, f"NCHW{y}c", "NCHW")
     mod = relay.IRModule.from_expr(relay.Function([inp], body))
     with relay.transform.PassContext(opt_level=3, disabled_pass=["AlterOpLayout"]):
         lib = relay.build(mod, target="cpu")
-    gm = relay.graph_executor.GraphModule(lib)
-    gm.set_input("x", data)
-    return gm.run
+    model = relay.runtime.wrap(lib)  # inputs in, outputs returned, as ORT's session.run
+    return lambda: model.run({"x": data})
 
 
 def _ort_session(module, args, threads: int):
@@ -486,15 +487,15 @@ def blocks(threads: int) -> list[str]:
         mod, params = relay.frontend.from_pytorch(module, [("x", x.shape)])
         with relay.transform.PassContext(opt_level=3):
             lib = relay.build(mod, target="cpu", params=params)
-        gm = relay.graph_executor.GraphModule(lib)
-        gm.set_input("x", x)
+        model = relay.runtime.wrap(lib)  # inputs in, outputs returned, as ORT and torch
         tx = torch.from_numpy(x)
 
         def eager(module=module, tx=tx):
             with torch.inference_mode():
-                module(tx)
+                return module(tx)
 
-        t = _interleaved({"relayir": gm.run, "ort": _ort_session(module, [x], threads),
+        t = _interleaved({"relayir": lambda model=model, x=x: model.run({"x": x}),
+                          "ort": _ort_session(module, [x], threads),
                           "torch": eager}, rounds=5, repeat=20)
         lines.append(f"| {name} | {t['relayir'] * 1e6:.1f} µs | {t['ort'] * 1e6:.1f} µs | "
                      f"{t['torch'] * 1e6:.1f} µs | {t['relayir'] / t['ort']:.2f} | "

@@ -260,16 +260,11 @@ def cmd_e2e(args) -> None:
             lib = relay.build(mod, target="cpu", params=params)
             with autotune.apply_history_best(path) as h:
                 tuned = relay.build(mod, target="cpu", params=params)
-        for name, built in (("default", lib), ("tuned", tuned)):
-            gm = relay.graph_executor.GraphModule(built)
-            gm.set_input(**inputs)
-            fns[name] = gm.run
         outs = []
-        for name in ("default", "tuned"):
-            gm = relay.graph_executor.GraphModule((lib, tuned)[name == "tuned"])
-            gm.set_input(**inputs)
-            gm.run()
-            outs.append(gm.get_output(0))
+        for name, built in (("default", lib), ("tuned", tuned)):
+            model = relay.runtime.wrap(built)  # inputs in, outputs returned, as ORT's run
+            fns[name] = lambda model=model, inputs=inputs: model.run(inputs)
+            outs.append(model.run(inputs)[0])
         err = float(np.max(np.abs(outs[0] - outs[1])))
         fns["ort"] = _ort_model(model, params, inputs)
         for fn in fns.values():
