@@ -14,8 +14,16 @@ from __future__ import annotations
 from typing import NoReturn
 
 from ..errors import TypeInferenceError
-from ..ir.dim_expr import certainly_differ, dim_add, dim_mul, dim_sub, floordiv  # noqa: F401
-from ..ir.types import Any, Dim, SymbolicDim, TensorType, TupleType, Type, is_float, is_int
+from ..ir.dim_expr import (  # noqa: F401  (dim_add ... re-exported for relations)
+    DimExpr,
+    certainly_differ,
+    dim_add,
+    dim_mul,
+    dim_sub,
+    dim_symbols,
+    floordiv,
+)
+from ..ir.types import Any, Dim, TensorType, TupleType, Type, is_float, is_int
 
 
 def fail(message: str) -> NoReturn:
@@ -67,8 +75,9 @@ ANY_DIM_PREFIX = "anydim"
 
 
 def _unknown(d: Dim) -> bool:
-    return isinstance(d, Any) or (isinstance(d, SymbolicDim)
-                                  and d.name.startswith(ANY_DIM_PREFIX))
+    """``Any``, or a dim computed from one the VM named (``min(2, anydim2 - 2)``)."""
+    return isinstance(d, Any) or (isinstance(d, DimExpr) and any(
+        n.startswith(ANY_DIM_PREFIX) for n in dim_symbols(d)))
 
 
 def broadcast_dim(a: Dim, b: Dim) -> Dim | None:
