@@ -23,6 +23,7 @@ from ..te.tensor import Tensor, compute
 from ..te.visit import children, collect, post_order, rebuild, substitute
 from .build_te import ConstantOp, LoweringError, build_te
 from .loops import Stage, lower_stage
+from .machine import Machine
 from .names import c_identifier
 from .schedule import Schedule, default_schedule
 from .simplify import simplify
@@ -31,15 +32,17 @@ from .stmt import Allocate, Buffer, BufferLoad, CallRoutine, PrimFunc, seq
 __all__ = ["LoweringError", "lower_primitive", "lower_tensors"]
 
 
-def lower_primitive(func: Function, name: str, schedule=None) -> PrimFunc:
+def lower_primitive(func: Function, name: str, schedule=None,
+                    machine: Machine | None = None) -> PrimFunc:
     """Lower a primitive function (``fn (...) { ops }``, Primitive=1) to one kernel.
 
     ``schedule``: ``None`` (defaults per stage), a ``Schedule`` for every stage, or a
-    dict from compute tag to ``Schedule``.
+    dict from compute tag to ``Schedule``. ``machine``: the CPU the default schedules
+    are for (the target's, ``Target.machine()``; ``None``: this host's).
     """
     graph = build_te(func)
     return lower_tensors(graph.inputs, graph.outputs, name, schedule, graph.dim_vars,
-                         graph.input_types, graph.output_types)
+                         graph.input_types, graph.output_types, machine)
 
 
 def _tensor_type(t: Tensor, dim_vars) -> TensorType:
@@ -164,14 +167,17 @@ def _anchor(tags: set) -> str:
     return next(iter(tags)) if tags else ""
 
 
-def _schedule_for(schedule, tag: str, hint: dict | None = None) -> Schedule:
-    """The caller's schedule, else the tag's default with the compute's ``hint`` (its
-    ``attrs["schedule"]``: knobs its author knows suit it, e.g. a weight already packed)."""
+def _schedule_for(schedule, tag: str, hint: dict | None = None,
+                  machine: Machine | None = None) -> Schedule:
+    """The caller's schedule, else the tag's default for ``machine`` with the compute's
+    ``hint`` (its ``attrs["schedule"]``: knobs its author knows suit it, e.g. a weight
+    already packed)."""
     if isinstance(schedule, Schedule):
         return schedule
     if isinstance(schedule, dict) and tag in schedule:
         return schedule[tag]
-    return default_schedule(tag).replace(**hint) if hint else default_schedule(tag)
+    default = default_schedule(tag, machine)
+    return default.replace(**hint) if hint else default
 
 
 class _Inliner:
@@ -303,9 +309,11 @@ def _call_routine(op, inline: _Inliner, sched: Schedule) -> CallRoutine:
 
 
 def lower_tensors(inputs: list, outputs: list, name: str, schedule=None, dim_vars=None,
-                  input_types=None, output_types=None) -> PrimFunc:
+                  input_types=None, output_types=None,
+                  machine: Machine | None = None) -> PrimFunc:
     """Lower a tensor-expression graph: ``inputs`` (placeholders, in argument order) to
-    ``outputs`` (each stored to its own output buffer)."""
+    ``outputs`` (each stored to its own output buffer); default schedules are for
+    ``machine`` (``None``: this host)."""
     name = c_identifier(name)
     dim_vars = list(dim_vars or [])
     outs = []
@@ -339,13 +347,14 @@ def lower_tensors(inputs: list, outputs: list, name: str, schedule=None, dim_var
         if t.is_extern:
             if t.op not in called:  # one call writes all its outputs
                 called.add(t.op)
-                stmts.append(_call_routine(t.op, inline, _schedule_for(schedule, t.op.tag)))
+                sched = _schedule_for(schedule, t.op.tag, machine=machine)
+                stmts.append(_call_routine(t.op, inline, sched))
             continue
         body = inline(t.op.body)
         tag = _anchor({t.op.tag, *tags.get(t, ())})
         stage = Stage(t.name, [(a.var, simplify(a.extent)) for a in t.op.axis], buffers[t],
                       body, tag)
-        sched = _schedule_for(schedule, tag, hints.get(t))
+        sched = _schedule_for(schedule, tag, hints.get(t), machine)
         stmts.append(lower_stage(stage, sched, dim_ranges))
     body = seq(*stmts)
     for buf in reversed(temps):
