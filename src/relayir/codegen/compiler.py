@@ -6,9 +6,10 @@ it takes a string and returns a path; it never looks at IR.
 Default flags and why:
 
 - ``-O3 -march=native``: generated kernels are only worth having when vectorised
-  for the CPU they run on. The host CPU is part of the cache key (see
-  :func:`cache.host_fingerprint`) so a shared cache directory never serves an
-  object built for another CPU.
+  for the CPU they run on. A target that names its CPU (``"cpu -mcpu=haswell"``)
+  passes ``march="haswell"`` instead. The flags and the host CPU are part of the
+  cache key (see :func:`cache.host_fingerprint`) so a shared cache directory never
+  serves an object built for another CPU, nor an AVX2 build for an AVX-512 one.
 - ``-fopenmp``: kernels parallelise their outer loop with ``#pragma omp``. Probed
   once per compiler; without it the pragmas are ignored and kernels run serially.
 - ``-ffp-contract=fast``: lets the compiler fuse ``a*b+c`` into FMA. It changes
@@ -249,17 +250,20 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else "no message"
 
 
-def default_flags(compiler: Compiler | None = None) -> list[str]:
+def default_flags(compiler: Compiler | None = None, march: str = "native") -> list[str]:
     """``$RELAYIR_CFLAGS`` (split like a shell would; replaces the defaults), else
-    ``-O3 -std=gnu11 -fPIC -shared -ffp-contract=fast -march=native -fopenmp``,
-    the last two only where the compiler supports them. See the module docstring
-    for why each flag is there and why ``-ffast-math`` is not."""
+    ``-O3 -std=gnu11 -fPIC -shared -ffp-contract=fast -march=<march> -fopenmp``,
+    ``-march=native`` and ``-fopenmp`` only where the compiler supports them (a named
+    ``march`` was checked by the caller: ``backend.target.Target``). See the module
+    docstring for why each flag is there and why ``-ffast-math`` is not."""
     env = os.environ.get("RELAYIR_CFLAGS")
     if env is not None and env.strip():
         return shlex.split(env)
     compiler = compiler or find_compiler()
     flags = list(BASE_FLAGS)
-    if compiler.native:
+    if march != "native":
+        flags.append(f"-march={march}")
+    elif compiler.native:
         flags.append("-march=native")
     if compiler.openmp:
         flags.append("-fopenmp")

@@ -3,7 +3,7 @@
 One function per tile shape a module uses, e.g. ``rl_gemm_f32_14x32`` (14 rows × two
 16-float vectors: 28 accumulators of AVX-512's 32 registers). The body is written with
 GCC/Clang vector extensions: a ``vector_size(lanes * sizeof(T))`` type becomes one
-zmm / ymm / NEON register on the machine the tile was sized for (``-march=native``), and
+zmm / ymm / NEON register on the machine the tile was sized for (the target's ``-march``), and
 ``acc += s * b`` with a scalar ``s`` becomes a broadcast fused multiply-add
 (``-ffp-contract=fast``). The loops over rows and vectors are fully unrolled, so the
 accumulators live in registers; the reduction loops run as written, three levels deep

@@ -6,8 +6,8 @@ NCHW), exact; and ``qnn.contrib_depthwise_conv2d`` (one channel per group).
 ``B`` comes packed at build time (``op/qnn/packed.py``): blocks of 16 columns, and in a
 block groups of 4 consecutive ``k`` per column, ``[N/16][K/4][16][4]`` (zero padded),
 the operand layout of ``vpdpbusd``. The instruction set is the one the kernel is
-compiled for (``-march=native``, as for the float micro-kernels), chosen by the
-compiler's macros:
+compiled for (the target's ``-march``, as for the float micro-kernels), chosen by the
+compiler's macros (``tir.machine.Machine.int8`` names the same choice):
 
 - AVX512-VNNI: a 6-row x 32-column register tile, one ``vpdpbusd`` per 4 ``k`` per
   16 columns (u8 x s8 products summed in int32: exact, no int16 saturation);
