@@ -30,9 +30,9 @@ def lowerings(monkeypatch):
     calls = []
     original = lowering.lower_primitive
 
-    def counted(fn, name, schedule=None):
+    def counted(fn, name, schedule=None, **kwargs):
         calls.append(name)
-        return original(fn, name, schedule)
+        return original(fn, name, schedule, **kwargs)
 
     monkeypatch.setattr(lowering, "lower_primitive", counted)
     return calls

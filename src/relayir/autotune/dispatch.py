@@ -66,7 +66,7 @@ class ApplyHistoryBest(TunedSchedules):
         prof = self._profiles.get(workload)
         if prof is None:
             prof = self._profiles[workload] = profile(fn)
-        return schedule_for(prof.kind, prof.hints, config)
+        return schedule_for(prof.kind, prof.hints, config, Target.parse(target).machine())
 
     def pass_config(self, target: Target) -> dict:
         """The best convolution algorithm per workload (``conv_algorithms``' records) as

@@ -33,7 +33,8 @@ class Job:
     fallback when the batch fails to compile), kernel ``names``, the task's ``inputs``,
     the reference outputs (``expected``) and ``outputs`` (shape, dtype) to allocate;
     ``reference``: the kernel of the default schedule, in every source, timed in
-    alternation with each candidate (``worker.py``)."""
+    alternation with each candidate (``worker.py``); ``cflags``: the C compiler flags of
+    the task's target (its ``-march``; ``None``: the defaults)."""
 
     task: str
     source: str
@@ -43,6 +44,7 @@ class Job:
     expected: list[np.ndarray] | None
     outputs: list[tuple[tuple[int, ...], str]]
     reference: str | None = None
+    cflags: list[str] | None = None
 
 
 class TaskData:
@@ -96,7 +98,7 @@ def build_job(task: Task, space: ConfigSpace, configs: list[dict], data: TaskDat
     job = Job(task.workload, render_module(kernels + ref),
               [render_module([k, *ref]) for k in kernels], [k.name for k in kernels],
               data.inputs, data.expected if check else None, data.outputs,
-              ref[0].name if ref else None)
+              ref[0].name if ref else None, task.target.cflags())
     return built, job
 
 
@@ -116,12 +118,12 @@ def run_job(job: Job, options: MeasureOptions, server: WorkerServer | None = Non
 
 def _run_job(job: Job, options: MeasureOptions, server: WorkerServer) -> list[MeasureResult]:
     try:
-        paths = [compile_source(job.source, name="tune")] * len(job.names)
+        paths = [compile_source(job.source, flags=job.cflags, name="tune")] * len(job.names)
     except Error:
         paths = []
         for source in job.sources:  # find the candidate(s) the compiler refuses
             try:
-                paths.append(compile_source(source, name="tune"))
+                paths.append(compile_source(source, flags=job.cflags, name="tune"))
             except Error as exc:
                 paths.append(_Failed(f"compile: {str(exc).splitlines()[0]}"))
     return [MeasureResult(error=p.error, cpu=host_cpu()) if isinstance(p, _Failed)

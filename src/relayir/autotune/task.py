@@ -95,9 +95,13 @@ class Task:
 
 
 def target_name(target) -> str:
-    """The target as records name it: its kind and options (``"llvm"`` is ``"cpu"``)."""
+    """The target as records name it: its kind and options (``"llvm"`` is ``"cpu"``), its
+    CPU last (``-mcpu=native`` is left out: ``"cpu"``, as records written before named
+    CPUs say)."""
     t = Target.parse(target)
-    return " ".join((t.kind, *t.options))
+    options = [o for o in t.options if not o.startswith("-mcpu=")]
+    cpu = [f"-mcpu={t.cpu}"] if t.cpu not in ("", "native") else []
+    return " ".join((t.kind, *options, *cpu))
 
 
 @functools.lru_cache(maxsize=1)

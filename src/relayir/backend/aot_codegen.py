@@ -26,7 +26,8 @@ first call, kept until ``<prefix>release_workspace``), so concurrent calls never
 intermediates; ``<prefix>run_with_workspace`` takes the caller's. Error messages are per
 thread too; there is no other mutable global state.
 
-CPU: kernels are compiled with ``-march=native``. The interface functions are compiled
+CPU: kernels are compiled with the target's ``-march`` (``native`` unless the target
+names a CPU: ``"cpu -mcpu=haswell"``). The interface functions are compiled
 for baseline x86-64 and check, before any kernel runs, that this CPU has every
 instruction set the compiler was allowed to use, so a C program on an older CPU gets an
 error, not SIGILL; the fingerprint in the ``relayir_aot`` section lets Python refuse the
@@ -58,6 +59,7 @@ from ..runtime.executor.aot_library import FORMAT, FORMAT_VERSION
 from ..runtime.kernels import flatten_type
 from ..runtime.memory_plan import ALIGNMENT, ARENA, MemoryPlan, entry_nbytes, storage_offsets
 from ..runtime.numpy_kernels import NumpyKernel
+from ..tir.machine import X86_FEATURES
 from ..version import __version__
 from .lowering import uses_reference_only
 from .target import BuildError, Target
@@ -209,8 +211,10 @@ def aot_sources(graph: dict, params: dict[str, np.ndarray], library: CKernelLibr
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "prefix": prefix,
             "mod_name": mod_name, "target": target, "cpu": host_fingerprint(),
             "relayir_version": __version__, "weights_sha256": digest}
+    flags = tuple(f for f in (default_flags() if cflags is None else cflags) if f != "-shared")
+    march = next((f for f in reversed(flags) if f.startswith("-march=")), "the baseline CPU")
     fields = {
-        "prefix": prefix, "mod_name": mod_name,
+        "prefix": prefix, "mod_name": mod_name, "march": march,
         "meta": c_string(json.dumps(meta, sort_keys=True)),
         "weights": f"{prefix}weights", "weights_bytes": len(s.weights),
         "weights_sha256": digest, "workspace_bytes": s.workspace_bytes,
@@ -225,7 +229,6 @@ def aot_sources(graph: dict, params: dict[str, np.ndarray], library: CKernelLibr
     header = HEADER_TEMPLATE.substitute(
         fields, guard=f"{prefix.upper()}MODEL_H", version=__version__,
         PREFIX=prefix.upper(), tensors=_tensor_comment(s.inputs, s.outputs))
-    flags = tuple(f for f in (default_flags() if cflags is None else cflags) if f != "-shared")
     return AotSources(prefix, source, header, bytes(s.weights), flags, LINK_FLAGS)
 
 
@@ -299,16 +302,9 @@ def _weights_file(data: bytes) -> Path:
 # ---------------------------------------------------------------- the C templates
 
 # The instruction sets a -march=... may let the compiler use, checked at run time: the
-# compiler's predefined macro and the name __builtin_cpu_supports knows it by.
-ISAS = (("SSE3", "sse3"), ("SSSE3", "ssse3"), ("SSE4_1", "sse4.1"), ("SSE4_2", "sse4.2"),
-        ("POPCNT", "popcnt"), ("AVX", "avx"), ("AVX2", "avx2"), ("FMA", "fma"),
-        ("F16C", "f16c"), ("BMI", "bmi"), ("BMI2", "bmi2"), ("AVX512F", "avx512f"),
-        ("AVX512VL", "avx512vl"), ("AVX512BW", "avx512bw"), ("AVX512DQ", "avx512dq"),
-        ("AVX512CD", "avx512cd"), ("AVX512VNNI", "avx512vnni"), ("AVX512BF16", "avx512bf16"),
-        ("AVX512FP16", "avx512fp16"), ("AVX512VBMI", "avx512vbmi"),
-        ("AVX512VBMI2", "avx512vbmi2"), ("AVX512IFMA", "avx512ifma"),
-        ("AVX512BITALG", "avx512bitalg"), ("AVX512VPOPCNTDQ", "avx512vpopcntdq"),
-        ("AVXVNNI", "avxvnni"))
+# compiler's predefined macro and the name __builtin_cpu_supports knows it by (the table
+# is tir.machine.X86_FEATURES, which the build's own check reads too).
+ISAS = tuple((macro, name) for macro, name, _ in X86_FEATURES)
 ISA_CHECKS = "\n".join(f'#ifdef __{macro}__\n  RL_AOT_NEED("{name}");\n#endif'
                        for macro, name in ISAS)
 
@@ -372,7 +368,7 @@ static RL_AOT_BASELINE int32_t rl_aot_kernel_failed(int call, const char* kernel
   return rl_aot_fail("kernel %s (call %d) failed with status %d", kernel, call, (int)status);
 }
 
-/* NULL, or an instruction set the compiler was allowed to use (-march=native) that
+/* NULL, or an instruction set the compiler was allowed to use ($march) that
    this CPU lacks. */
 static RL_AOT_BASELINE const char* rl_aot_missing_isa(void) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) /* gcc's feature names */
@@ -408,7 +404,7 @@ RL_AOT_API int32_t ${prefix}run_with_workspace(const void* const* inputs, void* 
                                               void* workspace) {
   const char* missing = rl_aot_missing_isa();
   if (missing)
-    return rl_aot_fail("this library was compiled (-march=native) for a CPU with %s, which "
+    return rl_aot_fail("this library was compiled ($march) for a CPU with %s, which "
                        "this CPU lacks; rebuild it on this machine", missing);
   if (RL_AOT_NUM_INPUTS > 0 && !inputs)
     return rl_aot_fail("inputs is NULL; expected %d input pointers", RL_AOT_NUM_INPUTS);

@@ -99,6 +99,9 @@ def build(mod: IRModule | Function, target="numpy", params: dict | None = None,
         raise BuildError(f"build makes modules for the graph or the aot executor; "
                          f"executor={executor!r} is built with relayir.vm.compile (vm)")
     tgt = Target.parse(target)  # fail before any work when the target is unknown
+    tgt.machine()  # ... or names a CPU the compiler does not know
+    if executor != "aot":
+        tgt.check_runs_here()  # an AOT library may be meant for another CPU
     if executor == "aot":
         aot_codegen.check_aot_target(tgt)
         aot_codegen.aot_prefix(mod_name)
@@ -126,9 +129,9 @@ def _build_aot(fused: IRModule, tgt: Target, mod_name: str) -> AotExecutorFactor
         raise aot_codegen.AotBuildError(
             f"executor=\"aot\" compiles the graph executor's static schedule: {exc}") from None
     aot_codegen.check_c_only(functions)
-    lib = lowering.lower(functions, tgt)
+    lib = lowering.lower(functions, tgt, runs_here=False)  # the entry point checks the CPU
     aot_codegen.check_c_only(functions, lib)
-    sources = aot_codegen.aot_sources(graph, consts, lib, mod_name, str(tgt))
+    sources = aot_codegen.aot_sources(graph, consts, lib, mod_name, str(tgt), tgt.cflags())
     library = AotLibrary(aot_codegen.compile_aot(sources, mod_name))
     return AotExecutorFactoryModule(library, str(tgt), mod_name, sources, json.dumps(graph),
                                     fused)

@@ -12,7 +12,12 @@ whole module at once, so the C back end compiles all kernels in ONE translation 
 
 Executors differ only in what they allow: the VM passes ``dynamic=True`` (kernels with
 symbolic dims; a dynamic function the C back end cannot lower runs its reference) and
-names the data-dependent functions that must run their reference (``reference``).
+names the data-dependent functions that must run their reference (``reference``); the
+AOT build passes ``runs_here=False`` (its library may be meant for another CPU: its
+entry point checks the instruction sets when it runs).
+
+The target's CPU (``Target.machine()``, ``Target.cflags()``) is passed down explicitly:
+every function is lowered for its ``Machine`` and the C is compiled with its ``-march``.
 
 Tuned schedules: ``lower_cpu`` asks ``TunedSchedules.current()`` for each function's
 schedule before lowering it (``None``: the default schedules). ``relayir.autotune`` fills
@@ -49,13 +54,17 @@ Functions = Sequence[tuple[str, Function]]
 
 
 def lower(functions: Functions, target: str | Target, *, reference: Collection[str] = (),
-          dynamic: bool = False) -> KernelLibrary:
+          dynamic: bool = False, runs_here: bool = True) -> KernelLibrary:
     """Lower the primitive functions of one module for ``target``.
 
     ``reference``: names of functions that must run their numpy reference (the VM's
     data-dependent ones). ``dynamic``: kernels may have symbolic dims (the VM); without
-    it, a symbolic dim is an error (the graph executor runs static shapes)."""
+    it, a symbolic dim is an error (the graph executor runs static shapes).
+    ``runs_here``: the kernels will run in this process, so a target CPU whose
+    instruction sets this host lacks is refused (``Target.check_runs_here``)."""
     tgt = Target.parse(target)
+    if runs_here:
+        tgt.check_runs_here()
     try:
         lowering = LOWERINGS[tgt.kind]
     except KeyError:
@@ -75,8 +84,9 @@ def lower_cpu(functions: Functions, target: str | Target, reference: Collection[
     """The cpu target: generated C for every function it can express, compiled once
     (each under its tuned schedule where ``TunedSchedules.current()`` has one)."""
     tgt, tuned = Target.parse(target), TunedSchedules.current()
-    key = _lowered_key(functions, tgt, tuned, reference, dynamic)
-    cached = _cached_library(key, functions, target)
+    machine, flags = tgt.machine(), tgt.cflags()
+    key = _lowered_key(functions, tgt, tuned, reference, dynamic, flags)
+    cached = _cached_library(key, functions, tgt, flags)
     if cached is not None:
         LoweringProgress.report("cached", len(functions), len(functions))
         return cached
@@ -88,7 +98,8 @@ def lower_cpu(functions: Functions, target: str | Target, reference: Collection[
             host.append((name, fn, why))
             continue
         try:
-            kernel = lower_primitive(fn, name, tuned.schedule_for(fn, tgt) if tuned else None)
+            kernel = lower_primitive(fn, name, tuned.schedule_for(fn, tgt) if tuned else None,
+                                     machine=machine)
         except LoweringError as exc:
             if not dynamic or is_static(fn):
                 raise
@@ -103,7 +114,7 @@ def lower_cpu(functions: Functions, target: str | Target, reference: Collection[
             continue
         lowered.append(kernel)
     LoweringProgress.report("compile", 0, len(lowered))
-    lib = compile_c_library(lowered, target)
+    lib = compile_c_library(lowered, tgt, flags)
     lib.kernels.update({name: NumpyKernel(name, fn, why) for name, fn, why in host})
     _remember(key, lowered, lib.source, {name: why for name, _, why in host})
     LoweringProgress.report("compile", len(lowered), len(lowered))
@@ -141,7 +152,8 @@ class LoweringProgress:
 # own code (cache.code_fingerprint), so a hit skips tir entirely.
 
 
-def _lowered_key(functions: Functions, target: Target, tuned, reference, dynamic) -> str | None:
+def _lowered_key(functions: Functions, target: Target, tuned, reference, dynamic,
+                 flags) -> str | None:
     if dynamic or not cache.cache_enabled():
         return None  # the VM's kernels may carry symbolic dims: not kept
     digest = hashlib.sha256()
@@ -153,7 +165,7 @@ def _lowered_key(functions: Functions, target: Target, tuned, reference, dynamic
             if type(node) is Constant:
                 digest.update(node.data.dtype.str.encode() + repr(node.data.shape).encode())
                 digest.update(np.ascontiguousarray(node.data).tobytes())
-    return cache.cache_key(functions=digest.hexdigest(), target=str(target),
+    return cache.cache_key(functions=digest.hexdigest(), target=str(target), flags=flags,
                            host=cache.host_fingerprint(), code=cache.code_fingerprint())
 
 
@@ -176,7 +188,8 @@ def _remember(key: str | None, lowered: Sequence, source: str, host: dict[str, s
     cache.publish_json({"source": source, "kernels": table, "host": host}, _lowered_path(key))
 
 
-def _cached_library(key: str | None, functions: Functions, target) -> CKernelLibrary | None:
+def _cached_library(key: str | None, functions: Functions, target,
+                    flags) -> CKernelLibrary | None:
     entry = None if key is None else cache.read_json(_lowered_path(key))
     if not isinstance(entry, dict):
         return None
@@ -188,7 +201,7 @@ def _cached_library(key: str | None, functions: Functions, target) -> CKernelLib
         source = entry["source"]
     except (KeyError, TypeError, ValueError, AttributeError):
         return None  # a damaged entry is a miss; the fresh lowering overwrites it
-    lib = _c_library(source, types, target)
+    lib = _c_library(source, types, target, flags)
     lib.kernels.update(host)
     return lib
 
@@ -270,19 +283,23 @@ def tuned_pass_config(target: Target):
         ctx.config = saved
 
 
-def compile_c_library(lowered: Sequence, target: str | Target) -> CKernelLibrary:
-    """Render lowered kernels (``tir`` kernels) into one C file, compile it (cached) and
-    load it. Kernels with symbolic dims take them in ``dims`` (``CKernel.dim_names``)."""
+def compile_c_library(lowered: Sequence, target: str | Target,
+                      flags: Sequence[str] | None = None) -> CKernelLibrary:
+    """Render lowered kernels (``tir`` kernels) into one C file, compile it (cached) with
+    ``flags`` (default: the target's, ``Target.cflags()``) and load it. Kernels with
+    symbolic dims take them in ``dims`` (``CKernel.dim_names``)."""
     types = [(k.name, k.input_types, k.output_types, k.dim_names) for k in lowered]
-    return _c_library(render_module(lowered) if lowered else "", types, target)
+    return _c_library(render_module(lowered) if lowered else "", types, target, flags)
 
 
-def _c_library(source: str, types: list, target) -> CKernelLibrary:
+def _c_library(source: str, types: list, target, flags=None) -> CKernelLibrary:
     """``source`` compiled (cached) and loaded with one ``CKernel`` per entry of
     ``types``; an empty library when there are none."""
     if not types:
         return CKernelLibrary({}, str(target), None, b"", "")
-    return c_kernel_library(compile_source(source, name="model"), types, str(target), source)
+    flags = Target.parse(target).cflags() if flags is None else flags
+    return c_kernel_library(compile_source(source, flags=flags, name="model"), types,
+                            str(target), source)
 
 
 # why the VM's data-dependent functions (output shape known only after the call) run

@@ -42,9 +42,9 @@ takes the layouts the user wants (``ConvertLayout({"nn.conv2d": ["NHWC", "defaul
 
 ``AlterOpLayout`` depends on the target, which ``optimize`` takes from its caller
 (``build``, ``vm.compile``): a ``Target`` of kind ``"cpu"`` adds the pass, with the
-vector width of the CPU it generates code for (``Target.machine().lanes``, floats; 16
-when a target does not say). The ``numpy`` target and callers that pass no target keep
-the graph as written.
+channel block of the CPU it generates code for (``Target.machine().nchwc_block``, the
+machine table's: 16 floats on AVX-512, 8 on AVX2; 16 when a target does not say). The
+``numpy`` target and callers that pass no target keep the graph as written.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def _layout_pass(target) -> list:
     if getattr(target, "kind", target) != "cpu":
         return []
     machine = getattr(target, "machine", None)  # Target.machine(): the CPU's vector unit
-    width = getattr(machine(), "lanes", None) if callable(machine) else None
+    width = getattr(machine(), "nchwc_block", None) if callable(machine) else None
     return [AlterOpLayout(width if isinstance(width, int) and width > 0 else None)]
 
 

@@ -449,6 +449,7 @@ def compile(mod, target: str = "numpy", params: dict | None = None) -> Executabl
     if not isinstance(mod, IRModule):
         raise VMCompileError(f"vm.compile takes an IRModule, found {type(mod).__name__}")
     target = Target.parse(target)
+    target.check_runs_here()  # an unknown -mcpu, or one this CPU cannot run: before any work
     if params:
         mod = bind_param_arrays(mod, params)
     mod = mod.copy()
