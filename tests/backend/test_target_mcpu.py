@@ -151,21 +151,34 @@ def test_vm_and_aot_run_haswell_kernels():
 # ------------------------------------------------------------------ no AVX-512 in the code
 
 
+def _instructions(lib) -> str:
+    if shutil.which("objdump") is None:
+        pytest.skip("needs objdump to read the object's instructions")
+    return subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(lib.library.path)],
+                          capture_output=True, text=True, check=True).stdout
+
+
 @needs_cc
 @x86
 def test_haswell_code_has_no_avx512():
     mod, params, inputs = _conv_net()
     _, lib = _run_graph(mod, params, inputs, HASWELL)
-    kernels = lib.get_lib()
-    source = kernels.get_source()
+    source = lib.get_lib().get_source()
     assert "vector_size(16 * sizeof(float))" not in source  # 8-float (ymm) tiles
     assert "vector_size(8 * sizeof(float))" in source
-    if shutil.which("objdump") is None:
-        pytest.skip("needs objdump to read the object's instructions")
-    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(kernels.library.path)],
-                          capture_output=True, text=True, check=True).stdout
+    text = _instructions(lib.get_lib())
     assert "%ymm" in text
     assert "%zmm" not in text and "{%k" not in text  # no 512-bit or mask registers
+
+
+@needs_cc
+@x86
+def test_haswell_int8_products_take_the_avx2_path():
+    mod, params, inputs = _int8_dense()
+    _, lib = _run_graph(mod, params, inputs, HASWELL)
+    text = _instructions(lib.get_lib())
+    assert "vpmaddwd" in text  # Machine.int8 == "avx2": 16-bit products, no VNNI
+    assert "vpdpbusd" not in text and "%zmm" not in text
 
 
 # ------------------------------------------------------------------ a CPU this one lacks
