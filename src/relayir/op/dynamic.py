@@ -12,8 +12,10 @@ rewrites a call whose shape inputs are constants into the static op) use it.
 ``shape_of`` reads a shape at run time; ``argwhere`` and ``unique`` have output extents
 that depend on the data itself (ONNX ``NonZero``, ``Compress``, ``Unique``).
 
-None of these ops has a tensor-expression compute: their output shapes are data. The
-cpu target runs them through their reference (``te/computes/dynamic.py`` says so).
+Their output shapes are data. Those whose static twin's compute needs no attribute
+value (reshape, broadcast_to, tile, zeros, ones, full) have that compute, and the VM's
+shape function reads their shape inputs' values; the cpu target runs the others
+through their reference (``te/computes/dynamic.py`` says which).
 """
 
 from __future__ import annotations

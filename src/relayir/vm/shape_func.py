@@ -13,9 +13,15 @@ temporaries, results), and a dynamic input dim of a broadcasting op does not bro
 (the kernel reads such an input at the output's index; numpy kernels broadcast, so
 ``native=False`` skips both checks).
 
-*Data-dependent* primitive functions (an op whose result shape depends on input values:
-``dyn.*`` ops, or any op named in ``DATA_DEPENDENT_OPS``) have no shape function: the VM
-runs them through their numpy references, which return fresh arrays
+A ``dyn`` op with a C compute (``te/computes/dynamic.py``: reshape, broadcast_to, tile,
+zeros, ones, full) whose shape inputs are the function's parameters (or constants) is
+*value-shaped*: its shape function reads those inputs' values and applies the static
+twin's relation to the attrs they make (``op/dynamic.py``'s ``DYNAMIC`` table, as the
+reference and ``DynamicToStatic`` do), cached per shapes and values; the kernel is C.
+
+*Data-dependent* primitive functions (an op whose result shape depends on input values
+otherwise: other ``dyn.*`` ops, or any op named in ``DATA_DEPENDENT_OPS``) have no shape
+function: the VM runs them through their numpy references, which return fresh arrays
 (``Opcode.InvokeDataDependent``).
 """
 
@@ -25,9 +31,11 @@ from ..errors import Error
 from ..ir.dim_expr import DimExpr, dim_symbols, solve_dim, substitute_dim
 from ..ir.expr import Call, Constant, Function, Op, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
-from ..ir.op import OpPattern
+from ..ir.op import OpPattern, get_op, make_attrs
 from ..ir.types import Any, SymbolicDim, TensorType, TupleType
+from ..op.dynamic import DYNAMIC
 from ..op.type_rel import ANY_DIM_PREFIX
+from ..te.computes.common import COMPUTE
 from ..transform.bind import bind
 
 __all__ = ["DATA_DEPENDENT_OPS", "DIM_RANGES", "ShapeError", "ShapeFunction",
@@ -55,12 +63,22 @@ _ALONG_AXIS = frozenset({"nn.bias_add", "nn.prelu"})
 
 
 def is_data_dependent(func: Function) -> bool:
+    params = set(func.params)
     for node in post_order(func.body):
-        if type(node) is Call and type(node.op) is Op and (
+        if type(node) is Call and type(node.op) is Op and not _value_shaped(node, params) and (
                 node.op.name.startswith("dyn.") or node.op.name in DATA_DEPENDENT_OPS
                 or _unknowable_result(node)):
             return True
     return False
+
+
+def _value_shaped(call: Call, params: set) -> bool:
+    """A ``dyn`` op with a compute whose shape inputs are tensor parameters or constants
+    (the shape function reads their values)."""
+    spec = DYNAMIC.get(call.op.name)
+    return spec is not None and call.op.name in COMPUTE and all(
+        type(a) is Constant or (a in params and isinstance(a.checked_type, TensorType))
+        for a in (call.args[i] for i in spec.shape_args))
 
 
 def _unknowable_result(call: Call) -> bool:
@@ -83,6 +101,15 @@ def is_dynamic(func: Function) -> bool:
     """Does the primitive function's type have a dim known only at run time?"""
     return not (all(_static(p.checked_type) for p in func.params)
                 and _static(func.body.checked_type))
+
+
+def _starts(flat_types: list) -> list[int]:
+    """The flat input index where each parameter's tensors start."""
+    out, k = [], 0
+    for f in flat_types:
+        out.append(k)
+        k += len(f)
+    return out
 
 
 def _map_dims(ty, fn):
@@ -197,6 +224,15 @@ class ShapeFunction:
         self.native = native  # check the C kernel's assumptions
         self.nodes = post_order(func.body)
         self.param_types = [_flat(p.checked_type) for p in func.params]
+        # flat input index of each parameter a value-shaped dyn op reads the values of
+        params = set(func.params)
+        starts = dict(zip(func.params, _starts(self.param_types)))
+        self.value_inputs = {starts[a]: a for n in self.nodes
+                             if type(n) is Call and type(n.op) is Op and n.op.name in DYNAMIC
+                             and _value_shaped(n, params)
+                             for a in (n.args[i] for i in DYNAMIC[n.op.name].shape_args)
+                             if type(a) is Var}
+        self.values: dict = {}  # parameter -> its array, for the call being computed
         self.cache: dict = {}
         self.by_reference: set = set()  # input shapes the C kernel cannot take
         # whether the call these shapes are for must run the function's reference:
@@ -206,13 +242,16 @@ class ShapeFunction:
 
     def __call__(self, *inputs) -> tuple:
         key = tuple([a.shape for a in inputs])
+        if self.value_inputs:
+            key += tuple(inputs[k].tobytes() for k in self.value_inputs)
         out = self.cache.get(key)
         if out is None:
-            out = self.cache[key] = self._compute(key)
+            self.values = {p: inputs[k] for k, p in self.value_inputs.items()}
+            out = self.cache[key] = self._compute(key[:len(inputs)], key)
         self.reference_next = key in self.by_reference
         return out
 
-    def _compute(self, shapes: tuple) -> tuple:
+    def _compute(self, shapes: tuple, key: tuple | None = None) -> tuple:
         func = self.func
         types: dict = {}
         by_reference = False
@@ -231,7 +270,9 @@ class ShapeFunction:
             elif t is Call:
                 args = [types[a] for a in node.args]
                 try:
-                    types[node] = node.op.type_rel(args, node.attrs)
+                    types[node] = (self._value_shaped_type(node, args)
+                                   if node.op.name in DYNAMIC else
+                                   node.op.type_rel(args, node.attrs))
                 except Error as exc:
                     raise ShapeError(f"kernel {self.name}: {node.op.name} cannot take input "
                                      f"shapes {[a.shape for a in args]}: {exc}") from None
@@ -244,7 +285,7 @@ class ShapeFunction:
             elif t is Var:
                 raise ShapeError(f"kernel {self.name}: free variable %{node.name_hint}")
         if by_reference:
-            self.by_reference.add(shapes)
+            self.by_reference.add(shapes if key is None else key)
         elif self.native:
             self._check_symbolic(types)
         result = _flat(types[func.body])
@@ -252,6 +293,23 @@ class ShapeFunction:
             raise ShapeError(f"kernel {self.name}: output shapes {result} are not known from "
                              f"the input shapes (a data-dependent op without a dyn. name?)")
         return tuple(tuple(t.shape) for t in result)
+
+    def _value_shaped_type(self, node: Call, args: list):
+        """A value-shaped ``dyn`` op's result: its static twin's relation on the attrs
+        its shape inputs' values make."""
+        spec = DYNAMIC[node.op.name]
+        values = [a.data if type(a) is Constant else self.values.get(a)
+                  for a in (node.args[i] for i in spec.shape_args)]
+        if any(v is None for v in values):  # not value-shaped: the op's own relation
+            return node.op.type_rel(args, node.attrs)
+        data = [t for i, t in enumerate(args) if i not in spec.shape_args]
+        extra = {"data_shapes": [t.shape for t in data]} if spec.data_shapes else {}
+        try:
+            attrs = make_attrs(get_op(spec.static), spec.static_attrs(node.attrs, *values,
+                                                                      **extra))
+        except (ValueError, TypeError) as exc:
+            raise ShapeError(f"kernel {self.name}: {node.op.name}: {exc}") from None
+        return get_op(spec.static).type_rel(data, attrs)
 
     def _check_broadcast(self, node: Call, args: list, out) -> bool:
         """Whether the C kernel can take this call's shapes (False: a dim it reads at the

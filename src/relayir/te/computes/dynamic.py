@@ -1,11 +1,37 @@
 """Ops whose output shape is a run-time value (``dyn.*``, ``argwhere``, ``unique``,
-``shape_of``): no compute; the cpu target runs them through their numpy reference."""
+``shape_of``).
+
+A ``dyn`` op whose static twin's compute reads only the data inputs and the output's
+shape (``VALUE_SHAPED``: reshape, broadcast_to, tile, zeros, ones, full) has that compute:
+the VM learns the output shape from the shape inputs' values (``vm/shape_func.py``) and
+the C kernel takes it as run-time dims. The others have no compute: the cpu target runs
+them through their numpy reference.
+"""
 
 from ...op.dynamic import DYNAMIC
-from .common import declare_reference_only
+from .common import COMPUTE, declare_reference_only
 
+# dyn op -> its static twin, whose compute needs no attribute value
+VALUE_SHAPED = {"dyn.reshape": "reshape", "dyn.broadcast_to": "broadcast_to",
+                "dyn.tile": "tile", "dyn.zeros": "zeros", "dyn.ones": "ones",
+                "dyn.full": "full"}
+
+
+def _twin(name: str):
+    spec, static = DYNAMIC[name], VALUE_SHAPED[name]
+
+    def rule(attrs, inputs, out):
+        data = [t for i, t in enumerate(inputs) if i not in spec.shape_args]
+        return COMPUTE.get(static)(None, data, out)
+
+    return rule
+
+
+for _name in VALUE_SHAPED:
+    COMPUTE.register(_name)(_twin(_name))
 for _name in DYNAMIC:
-    declare_reference_only(_name, "its output shape is the value of a tensor input")
+    if _name not in VALUE_SHAPED:
+        declare_reference_only(_name, "its output shape is the value of a tensor input")
 for _name in ("argwhere", "unique"):
     declare_reference_only(_name, "its output extent depends on the data")
 declare_reference_only("shape_of", "reads the run-time shape; DynamicToStatic folds it to a "
