@@ -9,6 +9,7 @@ import pytest
 import relayir as relay
 from relayir.codegen import has_compiler
 from relayir.op import dynamic as dyn
+from relayir.op import dynamic_params as dyn_params
 from relayir.vm.shape_func import ShapeError
 
 needs_cc = pytest.mark.skipif(not has_compiler(), reason="needs a C compiler")
@@ -30,6 +31,12 @@ CASES = [  # name, body, data shape, shape-input length, [(data dims, shape valu
     ("broadcast_to", lambda x, s: dyn.broadcast_to(x, s) + relay.const(1.0), (1, 3), 3,
      [((1, 3), (2, 4, 3), lambda a, v: np.broadcast_to(a, v) + 1),
       ((1, 3), (5, 1, 3), lambda a, v: np.broadcast_to(a, v) + 1)]),
+    ("squeeze", lambda x, s: dyn_params.squeeze(x, s) - relay.const(1.0), (2, 1, 3, 1), 1,
+     [((2, 1, 3, 1), (1,), lambda a, v: np.squeeze(a, tuple(v)) - 1),
+      ((2, 1, 3, 1), (3,), lambda a, v: np.squeeze(a, tuple(v)) - 1)]),
+    ("unsqueeze", lambda x, s: dyn_params.unsqueeze(x, s) * relay.const(3.0), (2, 3), 2,
+     [((2, 3), (0, 3), lambda a, v: np.expand_dims(a, tuple(v)) * 3),
+      ((2, 3), (1, 2), lambda a, v: np.expand_dims(a, tuple(v)) * 3)]),
     ("tile", lambda x, s: dyn.tile(x, s), (2, 3), 2,
      [((2, 3), (2, 2), lambda a, v: np.tile(a, v)), ((2, 3), (1, 3), lambda a, v: np.tile(a, v))]),
 ]

@@ -2,7 +2,8 @@
 ``shape_of``).
 
 A ``dyn`` op whose static twin's compute reads only the data inputs and the output's
-shape (``VALUE_SHAPED``: reshape, broadcast_to, tile, zeros, ones, full) has that compute:
+shape (``VALUE_SHAPED``: reshape, broadcast_to, tile, zeros, ones, full, squeeze,
+unsqueeze) has that compute:
 the VM learns the output shape from the shape inputs' values (``vm/shape_func.py``) and
 the C kernel takes it as run-time dims. The others have no compute: the cpu target runs
 them through their numpy reference.
@@ -11,10 +12,11 @@ them through their numpy reference.
 from ...op.dynamic import DYNAMIC
 from .common import COMPUTE, declare_reference_only
 
-# dyn op -> its static twin, whose compute needs no attribute value
+# dyn op -> the static compute it runs, one that needs no attribute value (a squeeze or
+# an unsqueeze moves no element: it is a reshape to the shape its values give)
 VALUE_SHAPED = {"dyn.reshape": "reshape", "dyn.broadcast_to": "broadcast_to",
                 "dyn.tile": "tile", "dyn.zeros": "zeros", "dyn.ones": "ones",
-                "dyn.full": "full"}
+                "dyn.full": "full", "dyn.squeeze": "reshape", "dyn.unsqueeze": "reshape"}
 
 
 def _twin(name: str):
