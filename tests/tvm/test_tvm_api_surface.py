@@ -235,3 +235,16 @@ def test_refused_classes_can_be_subclassed_and_star_imported():
         namespace["Strategy"]()
     t = tvm.target.Target("cuda").with_host(tvm.target.Target("llvm"))
     assert t.kind.name == "cuda" and t.host.kind.name == "llvm"
+
+
+def test_a_missing_attribute_of_target_or_virtual_device_names_the_api():
+    import copy
+
+    from relayir.tvm.target import Target, VirtualDevice
+
+    with pytest.raises(AttributeError, match=r"tvm\.target\.Target\.max_function_args is "
+                                             r"not part of relayir"):
+        Target("llvm").max_function_args  # noqa: B018
+    with pytest.raises(AttributeError, match=r"VirtualDevice\.device_type_int is not part"):
+        VirtualDevice().device_type_int  # noqa: B018
+    assert copy.copy(Target("llvm")) == Target("llvm")  # dunder look-ups stay plain

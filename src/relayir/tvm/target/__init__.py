@@ -57,6 +57,9 @@ class Target(_Target):
     def keys(self) -> list[str]:
         return [self.kind.name, "gpu"] if self.kind.name in DEVICE_KINDS else ["cpu"]
 
+    def __getattr__(self, name: str):
+        raise _missing("tvm.target.Target", name)
+
     @property
     def attrs(self) -> dict[str, str]:
         out = {}
@@ -128,6 +131,18 @@ class VirtualDevice:
 
     def __repr__(self) -> str:
         return f"VirtualDevice({self.device}, {self.target}, {self.memory_scope!r})"
+
+    def __getattr__(self, name: str):
+        raise _missing("tvm.target.VirtualDevice", name)
+
+
+def _missing(cls: str, name: str) -> AttributeError:
+    """An attribute TVM's class has and relayir.tvm's does not: an AttributeError naming
+    the API (a dunder stays a plain AttributeError for copy, pickle and hasattr)."""
+    if name.startswith("__"):
+        return AttributeError(name)
+    return AttributeError(f"{cls}.{name} is not part of relayir (docs/tvm-compat.md lists "
+                          f"what relayir.tvm covers)")
 
 
 CPU_KINDS = ("llvm", "c")
