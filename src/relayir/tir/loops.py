@@ -331,12 +331,16 @@ class _Lowering:
         final = self.wrap([(s, ext)], BufferStore(self.stage.buffer, offset, fast), 0, None,
                           True)
         if guard is not None:  # the row as before where every lane passes, else lane by lane
-            failed = self.fresh("failed", "bool")
-            check = self.wrap([(s, ext)], Assign(failed, E.Or(failed, E.Not(guard[0].cond))),
-                              0, None, True, ("||", failed))
+            # an int | reduction vectorises (a bool || one kept the check scalar: +10-15%
+            # on a Winograd layer)
+            failed = self.fresh("failed", "int32")
+            miss = E.cast("int32", E.Not(guard[0].cond))
+            check = self.wrap([(s, ext)], Assign(failed, E.BitOr(failed, miss)), 0, None, True,
+                              ("|", failed))
             slow = self.wrap([(s, ext)], self.store(offset, body, guard), 0, None, False)
-            final = Declare(failed, E.const(False, "bool"),
-                            seq(check, IfThenElse(failed, slow, final)))
+            final = Declare(failed, E.const(0, "int32"),
+                            seq(check, IfThenElse(E.NE(failed, E.const(0, "int32")), slow,
+                                                  final)))
         rloops = [(a.var, a.extent) for a in r.axes]
         stmt = seq(self.wrap([(s, ext)], init, 0, None, True),
                    self.wrap(rloops + [(s, ext)], update, 0, None, True), final)
