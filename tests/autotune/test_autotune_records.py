@@ -17,7 +17,8 @@ from relayir.transform import PassContext
 TUNED = {"tile_n": 16, "tile_m": 2, "parallel": False}
 
 
-def _record(task, schedule, costs, cpu=None, target="cpu", error=None, reference=()):
+def _record(task, schedule, costs, cpu=None, target=None, error=None, reference=()):
+    target = target or autotune.task.target_name(task.target)  # "cpu", or its -mcpu's
     return autotune.Record(task.workload, task.name, task.kind, target, cpu or task.cpu,
                            schedule, costs, list(reference), error=error, flops=task.flops)
 

@@ -26,7 +26,7 @@ def test_digest_is_structural_and_stable(tiny_model, needs_cc):
     assert a.func is not b.func and a.key == b.key  # fresh IR, same key
     assert workload_digest(a.func) == a.workload
     assert c.workload != a.workload
-    assert a.key[1] == "cpu" and a.key[2] == autotune.host_cpu()
+    assert a.key[1] == autotune.task.target_name("cpu") and a.key[2] == autotune.host_cpu()
 
 
 def test_space_sizes_and_validity(dense_task):
@@ -50,4 +50,4 @@ def test_default_config_is_the_default_schedule(dense_task):
     space = autotune.ConfigSpace(dense_task)
     (kind, schedule), = space.schedule(space.default_config).items()
     assert kind == "dense"
-    assert schedule == default_schedule("dense")
+    assert schedule == default_schedule("dense", dense_task.target.machine())

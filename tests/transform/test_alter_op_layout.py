@@ -4,8 +4,6 @@ results (the interpreter, and PyTorch through a cpu build)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -21,6 +19,7 @@ from relayir.testing.pass_check import (
     random_inputs,
     results,
 )
+from relayir.tir.machine import MACHINES
 from relayir.transform import PassContext, bind_params
 from relayir.transform.alter_op_layout import (
     ALGORITHM_KEY,
@@ -344,7 +343,7 @@ def test_pipeline_reads_the_vector_width_from_the_target():
 
         @staticmethod
         def machine():
-            return SimpleNamespace(lanes=8)
+            return MACHINES["avx2"]  # the machine table's block: 8
 
     with PassContext(opt_level=3):
         out = optimize(relay.parse(CHAIN), fuse=False, target=Narrow())
