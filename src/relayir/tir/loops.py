@@ -402,9 +402,13 @@ def _guard(body: E.Expr):
         if late:
             elsewhere = set(collect(_replace_node(body, sel, sel.t), E.Reduce))
             late = [r for r in late if r not in elsewhere]
-            if late:
+            # plain accumulations only (an argmax's index, an and/or: computed eagerly)
+            if late and all(r.combiner in _LAZY for r in late):
                 return sel, late
     return None
+
+
+_LAZY = ("sum", "prod", "max", "min")  # reductions a guard may leave uncomputed
 
 
 def _replace_node(body: E.Expr, node: E.Expr, new: E.Expr) -> E.Expr:
