@@ -275,33 +275,46 @@ def _bilinear(call, xs, es, v, eps) -> np.ndarray:
     if _winograd_eligible(call, b):
         k *= WINOGRAD
         # the transforms mix every pixel of a tile with every tap: a tap's weight meets
-        # the other pixels of the tile, not only the one its window reads; the magnitude
-        # of the outputs around an output bounds what its tile mixes
-        magnitude = _tile_max(np.asarray(magnitude, "float64"), call)
+        # every pixel of the tile (the tile reaches past the output into its padding),
+        # not only the one its window reads
+        magnitude = np.maximum(magnitude, _winograd_magnitude(call, a, b, np.shape(v)))
     return np.abs(carried) + k * eps * magnitude
 
 
 WINOGRAD_REACH = 7  # α - 1 at F(6×6, 3×3), the largest tile
 
 
-def _tile_max(x: np.ndarray, call) -> np.ndarray:
-    """``x`` (a convolution's output magnitudes) at its largest finite value within
-    ``WINOGRAD_REACH`` pixels along H and W (a non-finite output is the direct sum: exact,
-    no rounding from its tile)."""
-    x = np.where(np.isfinite(x), x, 0.0)
-    layout = (getattr(call.attrs, "out_layout", "") or getattr(call.attrs, "data_layout", "")
-              or "NCHW")
-    for axis in (layout.index("H"), layout.index("W")):
-        out = x.copy()
-        n = x.shape[axis]
+def _winograd_magnitude(call, x: np.ndarray, w: np.ndarray, out_shape) -> np.ndarray:
+    """Per output: Σ over input channels of the largest finite |x| of that channel within
+    ``WINOGRAD_REACH`` pixels of the output's window, times the channel's Σ|w| over the
+    taps (what the tile's products can reach; non-finite values are left out: their
+    outputs are the direct sum, exact)."""
+    a = call.attrs
+    dl = getattr(a, "data_layout", "NCHW") or "NCHW"
+    kl = getattr(a, "kernel_layout", "OIHW") or "OIHW"
+    ol = getattr(a, "out_layout", "") or dl
+    if getattr(a, "groups", 1) != 1 or sorted(dl) != sorted("NCHW") or sorted(kl) != sorted(
+            "OIHW") or sorted(ol) != sorted("NCHW"):
+        return np.zeros(out_shape)
+    xa = np.abs(np.transpose(np.asarray(x, "float64"), [dl.index(c) for c in "NCHW"]))
+    xa = np.where(np.isfinite(xa), xa, 0.0)
+    wa = np.abs(np.transpose(np.asarray(w, "float64"), [kl.index(c) for c in "OIHW"]))
+    l1 = np.where(np.isfinite(wa), wa, 0.0).sum(axis=(2, 3))  # (O, C)
+    near = xa.copy()
+    for axis in (2, 3):  # the largest |x| within the reach, along H then W
+        n, out = near.shape[axis], near.copy()
         for d in range(1, min(WINOGRAD_REACH, n - 1) + 1):
-            lo = [slice(None)] * x.ndim
-            hi = [slice(None)] * x.ndim
+            lo, hi = [slice(None)] * 4, [slice(None)] * 4
             lo[axis], hi[axis] = slice(0, n - d), slice(d, n)
-            out[tuple(lo)] = np.maximum(out[tuple(lo)], x[tuple(hi)])
-            out[tuple(hi)] = np.maximum(out[tuple(hi)], x[tuple(lo)])
-        x = out
-    return x
+            out[tuple(lo)] = np.maximum(out[tuple(lo)], near[tuple(hi)])
+            out[tuple(hi)] = np.maximum(out[tuple(hi)], near[tuple(lo)])
+        near = out
+    nchw = [out_shape[ol.index(c)] for c in "NCHW"]
+    pt, pl = a.padding[0], a.padding[1]
+    rows = np.clip(np.arange(nchw[2]) - pt + 1, 0, xa.shape[2] - 1)  # a window's middle
+    cols = np.clip(np.arange(nchw[3]) - pl + 1, 0, xa.shape[3] - 1)
+    mag = np.einsum("nchw,oc->nohw", near[:, :, rows][:, :, :, cols], l1)
+    return np.transpose(mag, ["NCHW".index(c) for c in ol])
 
 
 def _zero_tie(call, xs, v) -> np.ndarray:
