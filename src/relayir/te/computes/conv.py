@@ -13,18 +13,19 @@ from .common import COMPUTE, static
 from .nn import product_acc
 
 
-def padded(x, layout: str, spatial: str, pads: tuple, materialize: bool = True):
-    """``x`` with zeros around its ``spatial`` axes (``pads``: before..., after...), a
-    tensor of its own marked ``materialize`` (a matrix-product tile reads it in place),
-    or inlined into its reader as a select (``materialize=False``: a memory-bound reader
-    saves writing and reading a padded copy); ``x`` itself when nothing is padded."""
+def padded(x, layout: str, spatial: str, pads: tuple, materialize: bool = True, fill=None):
+    """``x`` with zeros (or ``fill``, an expression) around its ``spatial`` axes
+    (``pads``: before..., after...), a tensor of its own marked ``materialize`` (a
+    matrix-product tile reads it in place), or inlined into its reader as a select
+    (``materialize=False``: a memory-bound reader saves writing and reading a padded
+    copy); ``x`` itself when nothing is padded."""
     n = len(spatial)
     before = dict(zip(spatial, pads[:n]))
     after = dict(zip(spatial, pads[n:]))
     if not any(pads):
         return x
     shape = tuple(d + before.get(a, 0) + after.get(a, 0) for a, d in zip(layout, x.shape))
-    zero = E.const(0, x.dtype)
+    zero = E.const(0, x.dtype) if fill is None else fill
 
     def fn(*i):
         idx, inside = [], []

@@ -6,7 +6,7 @@ has no padding the simplifier proves the check always true and drops it. Where t
 layout's innermost axis is a padded spatial one (``W`` of ``NCHW``), the check would
 sit in the vectorised loop and keep it scalar (a 3x3 stride-2 max pool of 64x112x112
 ran 10-16x slower than without padding), so the window reads a padded copy instead
-(``_padded``; filled with the reduction's identity). Averages accumulate in float64
+(``conv.padded``, filled with the reduction's identity). Averages accumulate in float64
 (int64 for integers, which then floor-divide like the reference).
 """
 
@@ -18,6 +18,7 @@ from .. import expr as E
 from .. import tensor as te
 from ..tensor import compute
 from .common import COMPUTE, float_acc, static
+from .conv import padded
 
 
 def _letters(attrs) -> tuple[str, str]:
@@ -80,8 +81,11 @@ def _pool(attrs, inputs, out, kind: str):
 
     acc = float_acc(dtype)
     fill = E.min_value(dtype) if kind == "max" else E.const(0, dtype)
-    copy = (_padded(x, lay, olay, sp, wins, out, fill)
-            if lay[-1] in sp and _pads(wins[sp.index(lay[-1])], out, olay, lay[-1]) else None)
+    copy = None
+    if lay[-1] in sp and _pads(wins[sp.index(lay[-1])], out, olay, lay[-1]):
+        after = [max(_reach(w, out, olay, a) - w.before - static(w.size), 0)
+                 for w, a in zip(wins, sp)]
+        copy = padded(x, lay, sp, (*[w.before for w in wins], *after), fill=fill)
 
     def fn(*i):
         o = _dims(olay, i)
@@ -116,25 +120,6 @@ def _reach(w: _Window, out, olay: str, a: str) -> int:
 def _pads(w: _Window, out, olay: str, a: str) -> bool:
     """Whether some window along ``a`` reads outside the input."""
     return bool(w.before) or _reach(w, out, olay, a) > w.before + static(w.size)
-
-
-def _padded(x, lay: str, olay: str, sp: str, wins: list, out, fill):
-    """``x`` with ``fill`` around its spatial axes, as far as the windows reach, a tensor
-    of its own (``materialize``)."""
-    w_of = dict(zip(sp, wins))
-    shape = tuple(max(static(w_of[a].size) + w_of[a].before, _reach(w_of[a], out, olay, a))
-                  if a in w_of else d for a, d in zip(lay, x.shape))
-
-    def fn(*i):
-        idx, inside = [], []
-        for a, j in zip(lay, i):
-            if a in w_of:
-                j = j - w_of[a].before
-                inside += w_of[a].inside(j)
-            idx.append(j)
-        return E.select(E.logical_and(*inside), x[tuple(idx)], fill)
-
-    return compute(shape, fn, name="pool_pad", tag="injective", attrs={"materialize": True})
 
 
 for _n in (1, 2, 3):
