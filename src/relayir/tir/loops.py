@@ -129,7 +129,7 @@ class _Lowering:
         guard = _guard(body)
         if guard is not None:  # computed only where its branch is taken (untiled)
             main = [r for r in collect(body, E.Reduce) if r not in guard[1]]
-            return self.untiled(axes, offset, body, main, guard)
+            return self.untiled(axes, offset, body, main, guarded=True)
         if len(reduces) == 1 and self.sched.tile_n:
             tiled = lower_tiled(self, axes, offset, body, reduces[0])
             if type(tiled) is IfThenElse and tiled.else_case is None:  # few rows: untiled
@@ -141,15 +141,17 @@ class _Lowering:
                 return tiled
         return self.untiled(axes, offset, body, reduces)
 
-    def untiled(self, axes, offset, body, reduces, guard=None) -> Stmt:
-        """A reduction's nest without register tiles: blocked, else scalar."""
+    def untiled(self, axes, offset, body, reduces, guarded: bool = False) -> Stmt:
+        """A reduction's nest without register tiles: blocked, else scalar. ``guarded``:
+        ``body`` has a select whose untaken branch holds the reductions not in
+        ``reduces`` (``_guard``, found again once ``reduces`` are accumulators)."""
         if len(reduces) == 1 and self.use_block(axes, reduces[0]):
-            return self.block(axes, offset, body, reduces[0], guard)
-        return self.scalar(axes, offset, body, reduces, guard)
+            return self.block(axes, offset, body, reduces[0], guarded)
+        return self.scalar(axes, offset, body, reduces, guarded)
 
     def store(self, offset, body, guard) -> Stmt:
-        """``out[offset] = body``; with a ``guard`` (``_guard``), the reductions in its
-        select's other branch run only where its condition fails."""
+        """``out[offset] = body``; with a ``guard`` (``_guard`` of this ``body``), the
+        reductions in its select's other branch run only where its condition fails."""
         out = self.stage.buffer
         if guard is None:
             return BufferStore(out, offset, body)
@@ -280,7 +282,7 @@ class _Lowering:
         return self.wrap(loops, update, n_par, cond, simd_reduction is not None,
                          simd_reduction)
 
-    def scalar(self, axes, offset, body, reduces, guard=None) -> Stmt:
+    def scalar(self, axes, offset, body, reduces, guarded: bool = False) -> Stmt:
         values, decls = {}, []
         chosen = self.best_reduce_inner(reduces) if len(reduces) == 1 else None
         for n, r in enumerate(reduces):
@@ -295,7 +297,7 @@ class _Lowering:
                 values[reduces[n]] = E.cast(r.dtype, acc)
                 decls.append((r, acc, None))
         body = _replace(body, values)
-        stmt = self.store(offset, body, guard and (_guard(body) or guard))
+        stmt = self.store(offset, body, _guard(body) if guarded else None)
         for r, acc, idx in reversed(decls):
             if idx is None:
                 update = Assign(acc, _combine(r.combiner, acc, E.cast(r.acc_dtype, r.source)))
@@ -319,14 +321,14 @@ class _Lowering:
             better = E.LE(v, acc) if r.last else E.LT(v, acc)
         return LetStmt(v, src, IfThenElse(better, seq(Assign(acc, v), Assign(idx, r.index))))
 
-    def block(self, axes, offset, body, r: E.Reduce, guard=None) -> Stmt:
+    def block(self, axes, offset, body, r: E.Reduce, guarded: bool = False) -> Stmt:
         (s, ext), outer = axes[-1], axes[:-1]
         acc = Buffer(self.fresh("acc").name, r.acc_dtype, (ext,), "local")
         here = BufferLoad(acc, s)
         init = BufferStore(acc, s, _init(r.combiner, r.acc_dtype))
         update = BufferStore(acc, s, _combine(r.combiner, here, E.cast(r.acc_dtype, r.source)))
         body = _replace(body, {r: E.cast(r.dtype, here)})
-        guard = guard and _guard(body)
+        guard = _guard(body) if guarded else None
         fast = body if guard is None else _replace_node(body, guard[0], guard[0].t)
         final = self.wrap([(s, ext)], BufferStore(self.stage.buffer, offset, fast), 0, None,
                           True)
