@@ -232,7 +232,6 @@ class ShapeFunction:
                              and _value_shaped(n, params)
                              for a in (n.args[i] for i in DYNAMIC[n.op.name].shape_args)
                              if type(a) is Var}
-        self.values: dict = {}  # parameter -> its array, for the call being computed
         self.cache: dict = {}
         self.by_reference: set = set()  # input shapes the C kernel cannot take
         # whether the call these shapes are for must run the function's reference:
@@ -246,12 +245,14 @@ class ShapeFunction:
             key += tuple(inputs[k].tobytes() for k in self.value_inputs)
         out = self.cache.get(key)
         if out is None:
-            self.values = {p: inputs[k] for k, p in self.value_inputs.items()}
-            out = self.cache[key] = self._compute(key[:len(inputs)], key)
+            values = {p: inputs[k] for k, p in self.value_inputs.items()}
+            out = self.cache[key] = self._compute(key[:len(inputs)], key, values)
         self.reference_next = key in self.by_reference
         return out
 
-    def _compute(self, shapes: tuple, key: tuple | None = None) -> tuple:
+    def _compute(self, shapes: tuple, key: tuple | None = None,
+                 values: dict | None = None) -> tuple:
+        """``values``: the arrays of the parameters value-shaped dyn ops read."""
         func = self.func
         types: dict = {}
         by_reference = False
@@ -270,7 +271,7 @@ class ShapeFunction:
             elif t is Call:
                 args = [types[a] for a in node.args]
                 try:
-                    types[node] = (self._value_shaped_type(node, args)
+                    types[node] = (self._value_shaped_type(node, args, values or {})
                                    if node.op.name in DYNAMIC else
                                    node.op.type_rel(args, node.attrs))
                 except Error as exc:
@@ -294,11 +295,11 @@ class ShapeFunction:
                              f"the input shapes (a data-dependent op without a dyn. name?)")
         return tuple(tuple(t.shape) for t in result)
 
-    def _value_shaped_type(self, node: Call, args: list):
+    def _value_shaped_type(self, node: Call, args: list, arrays: dict):
         """A value-shaped ``dyn`` op's result: its static twin's relation on the attrs
-        its shape inputs' values make."""
+        its shape inputs' values (``arrays``: parameter -> array) make."""
         spec = DYNAMIC[node.op.name]
-        values = [a.data if type(a) is Constant else self.values.get(a)
+        values = [a.data if type(a) is Constant else arrays.get(a)
                   for a in (node.args[i] for i in spec.shape_args)]
         if any(v is None for v in values):  # not value-shaped: the op's own relation
             return node.op.type_rel(args, node.attrs)
