@@ -59,6 +59,7 @@ def test_operator_overloading_builds_calls():
     assert e.args[0].op.name == "divide"
     t = relay.Tuple([x, x])
     assert t[1] is x
+    assert list(t) == [x, x]  # a tuple node unpacks into its fields, as in Relay
     assert isinstance(relay.add(x, x)[0], relay.TupleGetItem)
     with pytest.raises(TypeError):
         list(x)

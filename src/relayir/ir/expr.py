@@ -240,6 +240,11 @@ class Tuple(Expr):
     def __len__(self) -> int:
         return len(self.fields)
 
+    def __iter__(self):
+        """Its fields, as Relay's ``Tuple`` unpacks (``a, b = tup``): a tuple node's arity
+        is its own, which other expressions' is not."""
+        return iter(self.fields)
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TupleGetItem(Expr):
