@@ -452,6 +452,10 @@ def _algorithm_cases():
         yield Case("scatter_nd", [data, ni, rand((3,), "float32", 4)], {"mode": mode})
     yield Case("scatter_nd", [data, np.array([[2, -1]], "int32"), rand((2, 4), "float32", 5)],
                {"mode": "add"}, note="rows")
+    ids = np.array([2, 0, 2], "int32")  # segment 1 is empty; fewer ids than rows below
+    yield Case("segment_sum", [data, ids], {"num_segments": 4})
+    yield Case("segment_sum", [rand((4, 2, 3), "int32", 6), np.array([1, 1, 0], "int64")],
+               {"num_segments": 2}, note="int")
 
 def _spatial_cases():
     """1-D/3-D pools and conv, transposed conv, LRN, resize, depth/space (issue 6)."""

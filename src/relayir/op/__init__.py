@@ -9,6 +9,7 @@ from . import (  # noqa: F401,I001  (registration side effects; dynamic last, be
     qnn,
     reduce,
     scatter,
+    sparse,
     tensor,
     transform,
     vision,
@@ -28,4 +29,4 @@ from ..ir.op import (
 
 __all__ = ["Attrs", "OpPattern", "OpTable", "call", "get_op", "has_op", "list_ops",
            "register_op", "algorithm", "bitwise", "dynamic", "dynamic_params", "image",
-           "layout", "nn", "qnn", "reduce", "scatter", "tensor", "transform", "vision"]
+           "layout", "nn", "qnn", "reduce", "scatter", "sparse", "tensor", "transform", "vision"]

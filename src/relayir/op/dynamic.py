@@ -284,6 +284,26 @@ register_dynamic("dyn.arange", "arange", (0, 1, 2), _arange_rel, _arange_static,
           ("start", "stop", "step"), DynInitAttrs, "numpy arange of run-time scalar bounds")
 
 
+# ---------------------------------------------------------------- dyn.segment_sum
+
+
+def _segment_sum_rel(types, attrs):
+    data, ids, n = tensor(types[0]), tensor(types[1], "segment_ids"), tensor(types[2],
+                                                                             "num_segments")
+    if not is_int(n.dtype) or n.shape not in ((), (1,)):
+        fail(f"num_segments must be an integer scalar or 1-element tensor, found "
+             f"{show_type(n)}")
+    if not is_int(ids.dtype) or ids.ndim != 1 or data.ndim < 1:
+        fail(f"segment_ids {show_type(ids)} must be a 1-D integer tensor and data "
+             f"{show_type(data)} at least 1-D")
+    return TensorType((Any(), *data.shape[1:]), data.dtype)
+
+
+register_dynamic("dyn.segment_sum", "segment_sum", (2,), _segment_sum_rel,
+          lambda a, n: {"num_segments": _ints(n)[0]}, ("data", "segment_ids", "num_segments"),
+          description="segment_sum with a run-time number of segments")
+
+
 # ---------------------------------------------------------------- shape_of
 
 
@@ -419,6 +439,11 @@ def pad(data, pad_width, pad_value, pad_mode="constant"):
     return call("dyn.nn.pad", [data, _shape_expr(pad_width), pad_value], pad_mode=pad_mode)
 
 
+def segment_sum(data, segment_ids, num_segments):
+    """``segment_sum`` whose number of segments is an int scalar expression."""
+    return call("dyn.segment_sum", [data, segment_ids, _shape_expr(num_segments)])
+
+
 def argwhere(condition):
     """The indices of the nonzero entries of ``condition``: shape ``(count, ndim)``."""
     return call("argwhere", [condition])
@@ -435,5 +460,5 @@ def shape_of(data, dtype="int64"):
 
 
 __all__ = ["DYNAMIC", "DataShapeUnknown", "DynamicOp", "arange", "argwhere", "broadcast_to",
-           "full", "ones", "pad", "register_dynamic", "reshape", "shape_arg", "shape_of",
-           "strided_slice", "tile", "unique", "zeros"]
+           "full", "ones", "pad", "register_dynamic", "reshape", "segment_sum",
+           "shape_arg", "shape_of", "strided_slice", "tile", "unique", "zeros"]

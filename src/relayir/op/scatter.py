@@ -15,6 +15,7 @@ import dataclasses
 
 import numpy as np
 
+from ..errors import OpError
 from ..ir.op import Attrs, OpPattern, call, register_op
 from ..ir.types import TensorType, is_int
 from .attrs_util import attr_int, set_fields
@@ -231,6 +232,53 @@ register_op("scatter_nd", rel=_scatter_nd_rel, ref=_scatter_nd_ref, pattern=OpPa
             num_inputs=3, arg_names=("data", "indices", "updates"), attrs=ScatterNDAttrs)
 
 
+# ---------------------------------------------------------------- segment_sum
+
+
+@dataclasses.dataclass(frozen=True)
+class SegmentSumAttrs(Attrs):
+    num_segments: int = 1
+
+    def __post_init__(self):
+        n = attr_int(self.num_segments, "num_segments")
+        if n < 0:
+            raise ValueError(f"num_segments must be >= 0, found {n}")
+        set_fields(self, num_segments=n)
+
+
+def _segment_sum_rel(types, attrs):
+    data, ids = tensors(types, ("data", "segment_ids"))
+    _int_indices(ids, "segment_ids")
+    if data.ndim < 1 or ids.ndim != 1:
+        fail(f"segment_ids {show_type(ids)} must be 1-D and data {show_type(data)} at "
+             f"least 1-D")
+    n, m = data.shape[0], ids.shape[0]
+    if isinstance(n, int) and isinstance(m, int) and m > n:
+        fail(f"segment_ids {show_type(ids)} has more entries than data {show_type(data)} "
+             f"has rows")
+    return TensorType((attrs.num_segments, *data.shape[1:]), data.dtype)
+
+
+def _segment_sum_ref(data, segment_ids, attrs):
+    n = attrs.num_segments
+    ids = segment_ids.astype("int64")
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
+        bad = ids[(ids < 0) | (ids >= n)][0]
+        raise OpError(f"segment_sum: segment id {bad} is outside [0, {n}) (num_segments)")
+    if ids.size > data.shape[0]:
+        raise OpError(f"segment_sum: {ids.size} segment ids for {data.shape[0]} rows of data")
+    out = np.zeros((n, *data.shape[1:]), dtype=data.dtype)
+    np.add.at(out, ids, data[:ids.size])
+    return out
+
+
+register_op("segment_sum", rel=_segment_sum_rel, ref=_segment_sum_ref,
+            pattern=OpPattern.OPAQUE, num_inputs=2, arg_names=("data", "segment_ids"),
+            attrs=SegmentSumAttrs,
+            description="rows of data summed into the segment their id names (a scatter-add "
+                        "along axis 0, TensorFlow's unsorted_segment_sum)")
+
+
 # ---------------------------------------------------------------- Relay-style constructors
 
 
@@ -255,4 +303,10 @@ def scatter_nd(data, indices, updates, mode="update"):
     return call("scatter_nd", [data, indices, updates], mode=mode)
 
 
-__all__ = ["gather", "gather_nd", "scatter_elements", "scatter_nd"]
+def segment_sum(data, segment_ids, num_segments):
+    """``out[s] = sum of data[i] over the i with segment_ids[i] == s``; ``num_segments``
+    rows (an int: ``dynamic.segment_sum`` takes it as a tensor)."""
+    return call("segment_sum", [data, segment_ids], num_segments=num_segments)
+
+
+__all__ = ["gather", "gather_nd", "scatter_elements", "scatter_nd", "segment_sum"]

@@ -986,5 +986,6 @@ def _dyn_nms(b):
 SAMPLERS["dyn.vision.non_max_suppression"] = _dyn_nms
 
 
-# the QNN dialect's samplers live in their own file and register into SAMPLERS
-from . import fuzz_qnn  # noqa: E402,F401,I001
+# the QNN dialect's and the sparse ops' samplers live in their own files and register
+# into SAMPLERS
+from . import fuzz_qnn, fuzz_sparse  # noqa: E402,F401,I001

@@ -48,7 +48,8 @@ DIM_RANGES = "dim_ranges"
 
 # besides every ``dyn.*`` op and any call whose result has ``Any`` extents although its
 # inputs are static (the relation cannot know them: e.g. ``argwhere``, NMS)
-DATA_DEPENDENT_OPS: set[str] = {"argwhere", "unique", "vision.non_max_suppression"}
+DATA_DEPENDENT_OPS: set[str] = {"argwhere", "unique", "vision.non_max_suppression",
+                               "sparse_fill_empty_rows"}
 
 
 class ShapeError(Error):

@@ -213,6 +213,8 @@ CASES = [
      dict(axis=0, reduction="add")),
     ("scatter_nd", [rnd(3, 4), ints([[0, 2], [1, 3]]), rnd(2, seed=1)], None),
     ("scatter_nd", [rnd(3, 4), ints([[0, 0, 2]]), rnd(3, 4, seed=1)], dict(mode="add")),
+    ("segment_sum", [rnd(3, 4), ints([2, 0, 2])], dict(num_segments=4)),
+    ("segment_sum", [rnd(4, 2), ints([1, 1])], dict(num_segments=2)),  # rows 2, 3 unused
     # spatial ops (issue 6)
     ("nn.conv3d", [rnd(1, 2, 4, 3, 4), rnd(4, 1, 2, 2, 3, seed=1)],
      dict(strides=(2, 1, 1), padding=(1, 0, 1, 0, 1, 0), dilation=(1, 2, 1), groups=2)),

@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     recurrent,
     reduce,
     scatter,
+    sparse,
     transform,
     vision,
     winograd,

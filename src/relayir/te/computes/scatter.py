@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import expr as E
 from .. import tensor as te
 from ..tensor import compute
-from .common import COMPUTE, norm_axis, ravel, unravel
+from .common import COMPUTE, float_acc, norm_axis, ravel, unravel
 
 
 def fix_index(value: E.Expr, n: E.Expr) -> E.Expr:
@@ -148,3 +148,19 @@ def scatter_nd(attrs, inputs, out):
                         lambda where: updates[tuple(where) + i[m:]], data.dtype)
 
     return compute(out.shape, fn, name="scatter_nd", tag="reduce")
+
+
+@COMPUTE.register("segment_sum")
+def segment_sum(attrs, inputs, out):
+    """Each output row sums the data rows whose id names it (a scatter-add written from
+    the output's side); an id outside ``[0, num_segments)`` names no row."""
+    data, ids = inputs
+    acc = float_acc(out.dtype)
+
+    def fn(*i):
+        r = te.reduce_axis(ids.shape[0], "u0")
+        hit = E.equal(E.cast(E.INDEX, ids[(r.var,)]), i[0])
+        src = E.select(hit, E.cast(acc, data[(r.var,) + i[1:]]), E.const(0, acc))
+        return E.Reduce("sum", src, (r,), out.dtype, acc)
+
+    return compute(out.shape, fn, name="segment_sum", tag="reduce")

@@ -35,12 +35,14 @@ from . import (  # noqa: E402,F401
     qnn,
     recurrent,
     reduce,
+    sparse,
     tensor,
     transform,
     vision,
 )
 
-_FAMILIES = (algorithm, dynamic, image, nn, qnn, recurrent, reduce, tensor, transform, vision)
+_FAMILIES = (algorithm, dynamic, image, nn, qnn, recurrent, reduce, sparse, tensor, transform,
+             vision)
 # a family module may declare its own non-differentiable ops (``NON_DIFFERENTIABLE``,
 # zero gradient) and ops whose gradient it refuses with a reason (``REFUSED``: a clear
 # error rather than a silent zero)

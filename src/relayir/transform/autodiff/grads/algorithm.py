@@ -188,6 +188,17 @@ def _scatter_elements(call, out, g):
     return [gx, None, _s.gather(g, a.axis, indices)]
 
 
+@GRADIENT.register("segment_sum")
+def _segment_sum(call, out, g):
+    """Each data row gets its segment's adjoint; rows past the last id get zero."""
+    x, ids = call.args
+    gx = _t.take(g, ids, axis=0)
+    rows, used = shape_of(x)[0], shape_of(ids)[0]
+    if used < rows:
+        gx = _t.concatenate([gx, _t.zeros((rows - used, *shape_of(x)[1:]), dtype_of(x))], 0)
+    return [gx, None]
+
+
 @GRADIENT.register("scatter_nd")
 def _scatter_nd(call, out, g):
     x, indices, updates = call.args

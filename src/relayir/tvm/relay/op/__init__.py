@@ -24,13 +24,22 @@ from ._dyn_dispatch import (
     gather_nd,
     ones,
     reshape,
+    segment_sum,
     shape_of,
     strided_slice,
     tile,
     trilu,
     zeros,
 )
-from ._tuple_ops import mean_std, mean_variance, split, topk, unique
+from ._tuple_ops import (
+    mean_std,
+    mean_variance,
+    sparse_fill_empty_rows,
+    sparse_reshape,
+    split,
+    topk,
+    unique,
+)
 from .op import (
     OpStrategy,
     debug,

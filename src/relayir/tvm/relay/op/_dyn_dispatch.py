@@ -11,7 +11,11 @@ from ....op import dynamic as dyn
 from ....op.algorithm import arange as _arange
 from ....op.algorithm import trilu as _trilu
 from ....op.nn.layers import pad as _pad
+from ....op.reduce import max as _max
 from ....op.scatter import gather_nd as _gather_nd
+from ....op.scatter import segment_sum as _segment_sum
+from ....op.tensor import add as _add  # type: ignore[attr-defined]
+from ....op.transform.convert import cast as _cast
 from ....op.transform.creation import full as _full
 from ....op.transform.creation import ones as _ones
 from ....op.transform.creation import zeros as _zeros
@@ -106,7 +110,20 @@ def gather_nd(data, indices, batch_dims: int = 0, index_rank=None):
     return _gather_nd(data, indices, batch_dims)
 
 
+def segment_sum(data, segment_ids, num_segments=None):
+    """Relay's ``num_segments`` may be an expression, or None: then the largest id + 1,
+    known only at run time (``dyn.segment_sum``)."""
+    num_segments = _value(num_segments)
+    if isinstance(num_segments, list):
+        num_segments = num_segments[0] if len(num_segments) == 1 else num_segments
+    if num_segments is None:
+        num_segments = _add(_cast(_max(segment_ids), "int64"), Constant(np.array(1, "int64")))
+    if _is_expr(num_segments):
+        return dyn.segment_sum(data, segment_ids, num_segments)
+    return _segment_sum(data, segment_ids, num_segments)
+
+
 argwhere = dyn.argwhere
 
 __all__ = ["arange", "argwhere", "broadcast_to", "full", "gather_nd", "ones", "pad", "reshape",
-           "shape_of", "strided_slice", "tile", "trilu", "zeros"]
+           "segment_sum", "shape_of", "strided_slice", "tile", "trilu", "zeros"]

@@ -3,12 +3,14 @@ call); one wrapper per op, over relayir's constructor."""
 
 from __future__ import annotations
 
-from ....ir.expr import Tuple
+from ....ir.expr import Tuple, TupleGetItem
 from ....op.algorithm import topk as _topk
 from ....op.dynamic import unique as _unique
 from ....op.nn.layers import dropout_raw as _dropout_raw
 from ....op.nn.norm import batch_norm as _batch_norm
 from ....op.reduce import mean, std, variance
+from ....op.sparse import sparse_fill_empty_rows as _sparse_fill_empty_rows
+from ....op.sparse import sparse_reshape as _sparse_reshape
 from ....op.transform.join import split as _split
 from ..expr import TupleWrapper
 
@@ -55,5 +57,15 @@ def mean_std(data, axis=None, keepdims: bool = False, exclude: bool = False,
                                std(data, axis, keepdims, exclude, unbiased)]), 2)
 
 
-__all__ = ["batch_norm", "dropout_raw", "mean_std", "mean_variance", "split", "topk",
-           "unique"]
+def sparse_fill_empty_rows(sparse_indices, sparse_values, dense_shape, default_value) -> Tuple:
+    """Relay gives a ``Tuple`` of the three fields (not a ``TupleWrapper``)."""
+    out = _sparse_fill_empty_rows(sparse_indices, sparse_values, dense_shape, default_value)
+    return Tuple([TupleGetItem(out, k) for k in range(3)])
+
+
+def sparse_reshape(sparse_indices, prev_shape, new_shape) -> TupleWrapper:
+    return TupleWrapper(_sparse_reshape(sparse_indices, prev_shape, new_shape), 2)
+
+
+__all__ = ["batch_norm", "dropout_raw", "mean_std", "mean_variance", "sparse_fill_empty_rows",
+           "sparse_reshape", "split", "topk", "unique"]
