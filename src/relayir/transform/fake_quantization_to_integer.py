@@ -8,11 +8,19 @@ Each rule is rooted at a ``qnn.quantize(f(dequantize(a), ...), s, z)``:
   ``input_scale * weight_scale``) → ``qnn.conv2d`` / ``qnn.dense`` (+ the int32 bias)
   → ``qnn.requantize``: what ONNX Runtime fuses into QLinearConv / QLinearMatMul, with
   its arithmetic, so the answers are ONNX Runtime's;
-- ``add`` → ``qnn.add``; ``concatenate`` → ``qnn.concatenate``; ``avg_pool2d`` /
-  ``global_avg_pool2d`` → ``qnn.avg_pool2d``;
-- ops that commute with a per-tensor affine map (max pooling, reshapes, transposes,
-  ``relu`` as a maximum with the zero point) run on the integers, followed by a
-  ``qnn.requantize`` when the scale or zero point changes;
+- ``batch_matmul`` → ``qnn.batch_matmul`` → ``qnn.requantize``;
+- ``add`` → ``qnn.add``; ``multiply`` → ``qnn.mul``; ``subtract`` / ``minimum`` /
+  ``maximum`` of both sides requantized to the output's parameters;
+  ``concatenate`` → ``qnn.concatenate``; ``avg_pool2d`` / ``global_avg_pool2d`` →
+  ``qnn.avg_pool2d``;
+- ops that commute with a per-tensor affine map (reshapes, transposes, a split's
+  field, max pooling and reductions, ``topk`` values, ``relu`` as a maximum with the
+  zero point: ``fake_quantization_inputs``) run on the integers, followed by a
+  ``qnn.requantize`` when the scale or zero point changes; the operands of the rules
+  above may sit under such ops too (``transpose`` then ``conv2d``);
+- an elementwise float function of one quantized tensor and scalar constants
+  (sigmoid, exp, clip, ``add(x, 1.0)``...) becomes a lookup in a table of its 256
+  results (``fake_quantization_tables``);
 - ``quantize(dequantize(q))`` is ``q`` (the same parameters) or a ``requantize``.
 
 A ``dequantize`` whose value is used only by rewritten ops becomes dead, so
@@ -24,43 +32,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.expr import Call, Constant, Expr, Op, Tuple
+from ..ir.expr import Constant, Expr, Tuple
 from ..ir.module import IRModule
 from ..ir.op import call
 from .canonicalize_ops import same_type_or_none
+from .fake_quantization_inputs import Deq, callee, deq, int_input, scalar
+from .fake_quantization_tables import table_rule
 from .pass_infra import Pass, PassContext, module_pass, register_pass
 from .rewrite import MatchResult, Rule, is_op, rewrite_module, wildcard
-
-_COMMUTING = frozenset({
-    "nn.max_pool2d", "reshape", "nn.batch_flatten", "transpose", "squeeze", "expand_dims",
-    "layout_transform", "strided_slice", "nn.pad",
-})
-
-
-def _callee(e: Expr) -> str | None:
-    return e.op.name if type(e) is Call and type(e.op) is Op else None
-
-
-def _scalar(e: Expr) -> bool:
-    t = e.checked_type
-    return t.ndim == 0 or (t.ndim == 1 and t.shape[0] == 1)
-
-
-class _Deq:
-    """A matched ``qnn.dequantize(data, scale, zero_point)``."""
-
-    def __init__(self, e: Expr):
-        self.data, self.scale, self.zp = e.args
-        self.axis = e.attrs.axis
-        self.per_tensor = _scalar(self.scale) and _scalar(self.zp)
-        self.dtype = self.data.checked_type.dtype
-
-
-def _deq(e: Expr, per_tensor: bool = True) -> _Deq | None:
-    if _callee(e) != "qnn.dequantize":
-        return None
-    d = _Deq(e)
-    return d if d.per_tensor or not per_tensor else None
 
 
 def _same_params(a_scale: Expr, a_zp: Expr, b_scale: Expr, b_zp: Expr) -> bool:
@@ -71,7 +50,7 @@ def _same_params(a_scale: Expr, a_zp: Expr, b_scale: Expr, b_zp: Expr) -> bool:
     return a_scale is b_scale and a_zp is b_zp
 
 
-def _requantize_to(q: Expr, d: _Deq, m: MatchResult) -> Expr:
+def _requantize_to(q: Expr, d: Deq, m: MatchResult) -> Expr:
     """``q`` (integers of ``d``'s dtype and parameters) in the quantize's parameters."""
     _, s, z = m.node.args
     out = m.node.attrs.out_dtype
@@ -83,20 +62,20 @@ def _requantize_to(q: Expr, d: _Deq, m: MatchResult) -> Expr:
 def _bias(e: Expr, channels_axis: int):
     """``(float op, int32 bias or None)`` from ``bias_add(op, deq(b))`` /
     ``add(op, deq(b))`` or a bare op."""
-    name = _callee(e)
+    name = callee(e)
     if name == "nn.bias_add" and e.attrs.axis in (channels_axis, channels_axis
                                                  + e.checked_type.ndim):
-        b = _deq(e.args[1], per_tensor=False)
+        b = deq(e.args[1], per_tensor=False)
         return (e.args[0], b) if b is not None and b.dtype == "int32" else (None, None)
     if name == "add" and channels_axis == -1:
-        b = _deq(e.args[1], per_tensor=False)
+        b = deq(e.args[1], per_tensor=False)
         if b is not None and b.dtype == "int32" and b.data.checked_type.ndim == 1:
             return e.args[0], b
         return None, None
     return e, None
 
 
-def _bias_fits(b, x: _Deq, w: _Deq) -> bool:
+def _bias_fits(b, x: Deq, w: Deq) -> bool:
     """ONNX Runtime's quantizer stores the bias as int32 in the scale ``x_scale *
     w_scale`` with a zero point 0; that is what the integer form adds."""
     consts = [b.scale, b.zp, x.scale, w.scale]
@@ -109,14 +88,16 @@ def _bias_fits(b, x: _Deq, w: _Deq) -> bool:
 
 def _product(m: MatchResult) -> Expr | None:
     e = m["e"]
-    axis = 1 if _callee(e) in ("nn.conv2d", "nn.bias_add") else -1
+    axis = 1 if callee(e) in ("nn.conv2d", "nn.bias_add") else -1
     op, b = _bias(e, axis)
-    name = _callee(op) if op is not None else None
-    if name not in ("nn.conv2d", "nn.dense", "nn.matmul"):
+    name = callee(op) if op is not None else None
+    if name not in ("nn.conv2d", "nn.dense", "nn.matmul", "nn.batch_matmul"):
         return None
-    x, w = _deq(op.args[0]), _deq(op.args[1], per_tensor=False)
-    if x is None or w is None or x.dtype not in ("int8", "uint8") or w.dtype not in (
-            "int8", "uint8"):
+    xi, w = int_input(op.args[0]), deq(op.args[1], per_tensor=False)
+    if xi is None or w is None or w.dtype not in ("int8", "uint8"):
+        return None
+    xq, x = xi
+    if x.dtype not in ("int8", "uint8"):
         return None
     attrs = op.attrs
     wq, w_axis = w.data, w.axis % w.data.checked_type.ndim
@@ -125,7 +106,13 @@ def _product(m: MatchResult) -> Expr | None:
                 not w.per_tensor and w_axis != attrs.kernel_layout.index("O")):
             return None
         fields = {**dict(attrs.items()), "out_dtype": "int32"}
-        acc = call("qnn.conv2d", [x.data, wq, x.zp, w.zp, x.scale, w.scale], **fields)
+        acc = call("qnn.conv2d", [xq, wq, x.zp, w.zp, x.scale, w.scale], **fields)
+    elif name == "nn.batch_matmul":
+        if not w.per_tensor or attrs.out_dtype:
+            return None
+        acc = call("qnn.batch_matmul", [xq, wq, x.zp, w.zp, x.scale, w.scale],
+                   out_dtype="int32", transpose_a=attrs.transpose_a,
+                   transpose_b=attrs.transpose_b)
     else:
         transposed = name == "nn.dense" or attrs.transpose_b
         if name == "nn.matmul" and (attrs.transpose_a or attrs.out_dtype):
@@ -134,7 +121,7 @@ def _product(m: MatchResult) -> Expr | None:
             return None
         if not transposed:
             wq = call("transpose", [wq], axes=(1, 0))
-        acc = call("qnn.dense", [x.data, wq, x.zp, w.zp, x.scale, w.scale])
+        acc = call("qnn.dense", [xq, wq, x.zp, w.zp, x.scale, w.scale])
     if b is not None:
         if not _bias_fits(b, x, w):
             return None
@@ -148,51 +135,101 @@ def _product(m: MatchResult) -> Expr | None:
 
 def _add(m: MatchResult) -> Expr | None:
     e = m["e"]
-    if _callee(e) != "add":
+    if callee(e) != "add":
         return None
-    a, b = _deq(e.args[0]), _deq(e.args[1])
+    ai, bi = int_input(e.args[0]), int_input(e.args[1])
     _, s, z = m.node.args
-    if a is None or b is None or a.dtype != b.dtype or a.dtype != m.node.attrs.out_dtype:
+    if ai is None or bi is None or not (scalar(s) and scalar(z)):
         return None
-    if not (_scalar(s) and _scalar(z)):
+    (qa, a), (qb, b) = ai, bi
+    if a.dtype != b.dtype or a.dtype != m.node.attrs.out_dtype:
         return None
-    return call("qnn.add", [a.data, b.data, a.scale, a.zp, b.scale, b.zp, s, z])
+    return call("qnn.add", [qa, qb, a.scale, a.zp, b.scale, b.zp, s, z])
 
 
 def _commuting(m: MatchResult) -> Expr | None:
+    """The quantize's input on the integers (``int_input``), requantized if need be; a
+    per-channel dequantize (or a relu or clip of one) in the quantize's own parameters."""
     e = m["e"]
-    name = _callee(e)
+    got = int_input(e)
+    if got is not None:
+        return _requantize_to(*got, m)
+    name = callee(e)
+    inner = e.args[0] if name in ("nn.relu", "clip") else e
+    d = deq(inner, per_tensor=False)
+    _, s, z = m.node.args
+    if d is None or not _same_params(d.scale, d.zp, s, z) or d.dtype != m.node.attrs.out_dtype:
+        return None
     if name == "qnn.dequantize":
-        d = _deq(e, per_tensor=False)
-        if d.per_tensor:
-            return _requantize_to(d.data, d, m)
-        _, s, z = m.node.args
-        if _same_params(d.scale, d.zp, s, z) and d.dtype == m.node.attrs.out_dtype:
-            return d.data
-        return None
+        return d.data
     if name == "nn.relu":
-        d = _deq(e.args[0])
-        if d is None or d.dtype not in ("int8", "uint8"):
+        return call("maximum", [d.data, _along_axis(d.zp, d, d.dtype)])
+    if name == "clip" and d.constant:
+        return _clip_per_channel(e, d)
+    return None
+
+
+def _along_axis(v: Expr, d: Deq, dtype: str) -> Expr:
+    """A per-channel constant of ``d`` shaped to broadcast along its axis."""
+    ndim = d.data.checked_type.ndim
+    shape = [1] * ndim
+    shape[d.axis % ndim] = -1
+    if isinstance(v, Constant):
+        return Constant(np.asarray(v.data).astype(dtype).reshape(shape))
+    return call("reshape", [call("cast", [v], dtype=dtype)], newshape=tuple(shape))
+
+
+def _clip_per_channel(e: Expr, d: Deq) -> Expr:
+    """``clip`` bounds in each channel's integers (rounded, saturated to the dtype)."""
+    info = np.iinfo(d.dtype)
+    scale, zp = d.scale.data.astype("float64"), d.zp.data.astype("int64")
+
+    def bound(v):
+        q = np.clip(np.round(v / scale) + zp, info.min, info.max)
+        return Constant(q.astype(d.dtype))
+
+    lo = _along_axis(bound(e.attrs.a_min), d, d.dtype)
+    hi = _along_axis(bound(e.attrs.a_max), d, d.dtype)
+    return call("minimum", [call("maximum", [d.data, lo]), hi])
+
+
+def _binary(m: MatchResult) -> Expr | None:
+    """``multiply`` → ``qnn.mul``; ``subtract``, ``minimum``, ``maximum`` of both sides
+    requantized to the output's parameters (a difference in int32, then saturated)."""
+    e = m["e"]
+    name = callee(e)
+    if name not in ("multiply", "subtract", "minimum", "maximum"):
+        return None
+    a, b = int_input(e.args[0]), int_input(e.args[1])
+    _, s, z = m.node.args
+    out = m.node.attrs.out_dtype
+    if a is None or b is None or not (scalar(s) and scalar(z)):
+        return None
+    (qa, da), (qb, db) = a, b
+    if name == "multiply":
+        if not da.dtype == db.dtype == out:
             return None
-        zq = call("cast", [d.zp], dtype=d.dtype)
-        return _requantize_to(call("maximum", [d.data, zq]), d, m)
-    if name not in _COMMUTING or not e.args:
-        return None
-    d = _deq(e.args[0])
-    if d is None or any(_deq(a) is None and _callee(a) == "qnn.dequantize" for a in e.args[1:]):
-        return None
-    if name == "nn.pad" and _callee(e.args[1]) is None:
-        return None  # a float pad value: leave it
-    q = Call(e.op, (d.data, *e.args[1:]), e.attrs)
-    return _requantize_to(q, d, m)
+        return call("qnn.mul", [qa, qb, da.scale, da.zp, db.scale, db.zp, s, z])
+    acc = "int32" if name == "subtract" else out
+
+    def to_out(q, d):
+        return call("qnn.requantize", [q, d.scale, d.zp, s, z], axis=-1, out_dtype=acc)
+
+    ra, rb = to_out(qa, da), to_out(qb, db)
+    if name != "subtract":  # the requantize saturates, and min / max commute with it
+        return call(name, [ra, rb])
+    info = np.iinfo(out)
+    diff = call("add", [call("subtract", [ra, rb]), call("cast", [z], dtype="int32")])
+    return call("cast", [call("clip", [diff], a_min=float(info.min), a_max=float(info.max))],
+                dtype=out)
 
 
 def _avg_pool(m: MatchResult) -> Expr | None:
     e = m["e"]
-    name = _callee(e)
+    name = callee(e)
     if name not in ("nn.avg_pool2d", "nn.global_avg_pool2d"):
         return None
-    d = _deq(e.args[0])
+    d = deq(e.args[0])
     if d is None or d.dtype != m.node.attrs.out_dtype:
         return None
     _, s, z = m.node.args
@@ -210,9 +247,9 @@ def _avg_pool(m: MatchResult) -> Expr | None:
 
 def _concatenate(m: MatchResult) -> Expr | None:
     e = m["e"]
-    if _callee(e) != "concatenate" or not isinstance(e.args[0], Tuple):
+    if callee(e) != "concatenate" or not isinstance(e.args[0], Tuple):
         return None
-    ds = [_deq(f) for f in e.args[0].fields]
+    ds = [deq(f) for f in e.args[0].fields]
     out = m.node.attrs.out_dtype
     if any(d is None or d.dtype != out for d in ds):
         return None
@@ -232,7 +269,8 @@ def _typed(fn):
 _ROOT = is_op("qnn.quantize")(wildcard("e"), wildcard("s"), wildcard("z"))
 RULES = [Rule(name, _ROOT, _typed(fn)) for name, fn in (
     ("qdq-product", _product), ("qdq-add", _add), ("qdq-commuting", _commuting),
-    ("qdq-avg-pool", _avg_pool), ("qdq-concatenate", _concatenate))]
+    ("qdq-binary", _binary), ("qdq-avg-pool", _avg_pool), ("qdq-concatenate", _concatenate),
+    ("qdq-table", table_rule))]
 
 
 @module_pass(opt_level=0, name="FakeQuantizationToInteger")
