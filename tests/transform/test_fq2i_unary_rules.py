@@ -204,3 +204,11 @@ def test_a_transposed_input_feeds_qnn_conv2d_and_batch_matmul():
                                                   _ints((1, 6, 4), "int8", -20, 20)],
                  exact=False)
     assert "qnn.batch_matmul" in got.astext()
+
+
+@pytest.mark.parametrize("attrs", [{}, {"axis": 1}, {"axis": (0, 2), "keepdims": True}])
+def test_mean_is_an_integer_sum_requantized(attrs):
+    x = relay.var("x", shape=(2, 3, 5), dtype="uint8")
+    body = _q(relay.mean(_deq(x, 2.0, 114), **attrs), 0.5, 7, "uint8")
+    got = _check([x], body, [_ints((2, 3, 5), "uint8")], exact=False)
+    assert "sum" in got.astext()

@@ -12,7 +12,7 @@ Each rule is rooted at a ``qnn.quantize(f(dequantize(a), ...), s, z)``:
 - ``add`` → ``qnn.add``; ``multiply`` → ``qnn.mul``; ``subtract`` / ``minimum`` /
   ``maximum`` of both sides requantized to the output's parameters;
   ``concatenate`` → ``qnn.concatenate``; ``avg_pool2d`` / ``global_avg_pool2d`` →
-  ``qnn.avg_pool2d``;
+  ``qnn.avg_pool2d``; ``mean`` → an int32 ``sum`` requantized;
 - ops that commute with a per-tensor affine map (reshapes, transposes, a split's
   field, max pooling and reductions, ``topk`` values, ``relu`` as a maximum with the
   zero point: ``fake_quantization_inputs``) run on the integers, followed by a
@@ -224,6 +224,28 @@ def _binary(m: MatchResult) -> Expr | None:
                 dtype=out)
 
 
+def _mean(m: MatchResult) -> Expr | None:
+    """``mean`` → an int32 ``sum`` requantized by ``scale / n`` from the zero point
+    ``n * zp`` (n values per output): one rounding, as the float graph's quantize."""
+    e = m["e"]
+    if callee(e) != "mean":
+        return None
+    got = int_input(e.args[0])
+    _, s, z = m.node.args
+    if got is None or not got[1].constant or not (scalar(s) and scalar(z)):
+        return None
+    q, d = got
+    ins, outs = d.data.checked_type.shape, e.checked_type.shape
+    if not all(isinstance(n, int) for n in (*ins, *outs)):
+        return None
+    n = int(np.prod(ins)) // max(int(np.prod(outs)), 1)
+    total = call("sum", [call("cast", [q], dtype="int32")], **dict(e.attrs.items()))
+    scale = Constant(np.asarray(np.float32(d.scale.data.reshape(())) / np.float32(n)))
+    zp = Constant(np.asarray(n * int(d.zp.data.reshape(())), "int32"))
+    return call("qnn.requantize", [total, scale, zp, s, z], axis=-1,
+                out_dtype=m.node.attrs.out_dtype)
+
+
 def _avg_pool(m: MatchResult) -> Expr | None:
     e = m["e"]
     name = callee(e)
@@ -269,8 +291,8 @@ def _typed(fn):
 _ROOT = is_op("qnn.quantize")(wildcard("e"), wildcard("s"), wildcard("z"))
 RULES = [Rule(name, _ROOT, _typed(fn)) for name, fn in (
     ("qdq-product", _product), ("qdq-add", _add), ("qdq-commuting", _commuting),
-    ("qdq-binary", _binary), ("qdq-avg-pool", _avg_pool), ("qdq-concatenate", _concatenate),
-    ("qdq-table", table_rule))]
+    ("qdq-binary", _binary), ("qdq-mean", _mean), ("qdq-avg-pool", _avg_pool),
+    ("qdq-concatenate", _concatenate), ("qdq-table", table_rule))]
 
 
 @module_pass(opt_level=0, name="FakeQuantizationToInteger")
