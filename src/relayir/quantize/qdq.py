@@ -1,11 +1,14 @@
 """Where the quantizer puts its quantize / dequantize pairs.
 
-Static: every convolution (one group, NCHW) and dense / matmul layer with a constant
-weight is an *anchor*. Its chain is the anchor, a constant bias add and a ``relu``; the
-data input gets a quantize / dequantize pair in its calibrated uint8 parameters, the
-weight is stored int8 (per output channel, symmetric), the bias int32 in the product's
-scale, and the chain's output gets a pair whose range is the post-``relu`` one — so the
-``relu`` is the uint8 clamp at zero point 0 and disappears, as ONNX Runtime does it. A
+Static: every convolution (NCHW, one group or depthwise) and dense / matmul layer with
+a constant weight is an *anchor*. Its chain is the anchor, a constant bias add and a
+clamp at zero (``relu``, or ReLU6 as ``clip(0, c)`` or ``minimum(maximum(x, 0), c)``, the
+form ONNX's Clip imports as); the data input gets a quantize / dequantize pair in its
+calibrated uint8 parameters (none when it already has that pair: the previous chain's
+output), the weight is stored int8 (per output channel, symmetric), the bias int32 in the
+product's scale, and the chain's output gets a pair whose range is the clamped one — so
+the clamp is the uint8 saturation at zero point 0 (and at the calibrated top, which the
+clamp's bound contains) and disappears, as ONNX Runtime does it. A
 residual ``add`` of two chain outputs gets a pair too. The result is the QDQ form that
 ``FakeQuantizationToInteger`` turns into integer QNN ops at build time. Pools and reshapes
 of a quantized value get a pair in their input's parameters, so they run on uint8 too.
@@ -42,14 +45,42 @@ def _anchor_axis(e: Expr) -> int | None:
     if e.args[1].data.dtype != np.float32 or e.args[0].checked_type.dtype != "float32":
         return None
     a = e.attrs
-    if name == "nn.conv2d" and a.groups == 1 and a.data_layout == "NCHW" and (
-            a.kernel_layout == "OIHW") and not a.out_dtype:
+    if name == "nn.conv2d" and a.data_layout == "NCHW" and a.kernel_layout == "OIHW" and (
+            not a.out_dtype) and (a.groups == 1 or _depthwise(e)):
         return 0
     if name == "nn.dense" and not a.out_dtype:
         return 0
     if name == "nn.matmul" and not a.transpose_a and not a.out_dtype and e.args[1].data.ndim == 2:
         return 0 if a.transpose_b else 1
     return None
+
+
+def _depthwise(conv: Call) -> bool:
+    """One filter per channel (the int8 depthwise routine's case), not other groupings."""
+    channels = conv.args[0].checked_type.shape[1]
+    return conv.attrs.groups == channels and conv.args[1].data.shape[:2] == (channels, 1)
+
+
+def _zero_clamp(e: Expr, x: Expr) -> bool:
+    """Whether ``e`` clamps ``x`` below at 0 and at most above (relu, ReLU6): in the
+    quantized range [0, hi] of its output it is the identity."""
+    name = _name(e)
+    if name == "nn.relu":
+        return True
+    if name == "clip":
+        return e.attrs.a_min == 0.0 and e.attrs.a_max > 0.0
+    if name == "maximum":
+        other = e.args[1] if e.args[0] is x else e.args[0]
+        return isinstance(other, Constant) and other.data.size == 1 and other.data.item() == 0
+    return False
+
+
+def _upper_clamp(e: Expr, x: Expr) -> bool:
+    """``minimum(x, c)`` with a scalar ``c > 0`` (ReLU6's top after its maximum)."""
+    if _name(e) != "minimum":
+        return False
+    other = e.args[1] if e.args[0] is x else e.args[0]
+    return isinstance(other, Constant) and other.data.size == 1 and other.data.item() > 0
 
 
 class _Consumers(ExprVisitor):
@@ -110,8 +141,11 @@ def plan_static(fn) -> tuple[list[Chain], list[Call]]:
             if b is not None:
                 ch.bias, ch.end = b, u
                 u = only_user(u)
-        if _name(u) == "nn.relu":
+        if u is not None and _zero_clamp(u, ch.end):
             ch.relu, ch.end = True, u
+            u = only_user(u)
+            if _name(ch.end) == "maximum" and u is not None and _upper_clamp(u, ch.end):
+                ch.end = u
         chains.append(ch)
     ends = {ch.end for ch in chains}
     adds = []
@@ -123,6 +157,11 @@ def plan_static(fn) -> tuple[list[Chain], list[Call]]:
 
 
 def _qdq(x: Expr, scale, zp: int) -> Expr:
+    if _name(x) == "qnn.dequantize" and _name(x.args[0]) == "qnn.quantize":
+        s, z = x.args[1:]
+        if isinstance(s, Constant) and isinstance(z, Constant) and (
+                s.data.item() == np.float32(scale) and z.data.item() == zp):
+            return x  # already in these parameters (the previous chain's output)
     q = call("qnn.quantize", [x, const(np.float32(scale)), const(zp)], out_dtype="uint8")
     return call("qnn.dequantize", [q, const(np.float32(scale)), const(zp)])
 
