@@ -274,6 +274,20 @@ def _nn_cases():
                                                 rand((20, 1, 3, 3), "int8", 2)],
                {"channels": 20, "kernel_size": (3, 3), "strides": (2, 1),
                 "padding": (1, 0, 2, 1), "dilation": (1, 2), "pad_value": 3})
+    # both NHWC, requantized per channel as they store (op/qnn/packed_requant.py)
+    requant = {"zero_point": 7, "clip_min": -7, "clip_max": 240}
+    yield Case("qnn.contrib_conv2d_packed_requant",
+               [rand((2, 9, 7, 5), "uint8", 1), rand((1, 12, 16, 4), "int8", 2),
+                rand((6,), "int32", 3), rand((6,), "float32", 4)],
+               {"channels": 6, "kernel_size": (3, 2), "strides": (2, 1),
+                "padding": (1, 0, 2, 1), "dilation": (1, 2), "pad_value": 3, "layout": "NHWC",
+                **requant})
+    yield Case("qnn.contrib_depthwise_conv2d_requant",
+               [rand((2, 9, 7, 20), "uint8", 1), rand((20, 1, 3, 3), "int8", 2),
+                rand((20,), "int32", 3), rand((20,), "float32", 4)],
+               {"channels": 20, "kernel_size": (3, 3), "strides": (2, 1),
+                "padding": (1, 0, 2, 1), "dilation": (1, 2), "pad_value": 3, "layout": "NHWC",
+                **requant})
     yield Case("nn.matmul", [rand((5, 13), "float32", 1), rand((13, 19), "float32", 2)],
                **prod)
     yield Case("nn.dense", [rand((37, 70), "float32", 1), rand((45, 70), "float32", 2)], **prod,

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import relayir as relay
+from relayir.backend.target import Target
+from relayir.ir.functor import post_order
 from relayir.quantize import QuantizationError
 
 R = np.random.default_rng(0)
@@ -31,6 +33,24 @@ def cnn():
     return relay.IRModule.from_expr(relay.Function([x, *p.values()], y)), names
 
 
+def mobile_block():
+    """MobileNetV2's block: conv → ReLU6 (clip) → depthwise → ReLU6 (maximum / minimum, as
+    ONNX's Clip imports) → pointwise → residual add → global pool → dense."""
+    x = relay.var("x", shape=(1, 3, 16, 16), dtype="float32")
+    names = {"w1": _w(16, 3, 3, 3), "b1": _w(16, scale=0.1), "wd": _w(16, 1, 3, 3),
+             "bd": _w(16, scale=0.1), "wp": _w(16, 16, 1, 1, scale=0.2),
+             "bp": _w(16, scale=0.1), "wf": _w(10, 16)}
+    p = {k: relay.var(k, shape=v.shape, dtype="float32") for k, v in names.items()}
+    c1 = relay.nn.bias_add(relay.nn.conv2d(x, p["w1"], padding=(1, 1)), p["b1"])
+    r1 = relay.clip(c1, 0.0, 6.0)
+    d = relay.nn.bias_add(relay.nn.conv2d(r1, p["wd"], padding=(1, 1), groups=16), p["bd"])
+    r2 = relay.minimum(relay.maximum(d, relay.const(0.0)), relay.const(6.0))
+    pw = relay.nn.bias_add(relay.nn.conv2d(r2, p["wp"]), p["bp"])
+    g = relay.nn.global_avg_pool2d(pw + r1)
+    y = relay.nn.dense(relay.nn.batch_flatten(g), p["wf"])
+    return relay.IRModule.from_expr(relay.Function([x, *p.values()], y)), names
+
+
 def mlp():
     x = relay.var("x", shape=(4, 32), dtype="float32")
     names = {"w1": _w(64, 32), "b1": _w(64, scale=0.1), "w2": _w(10, 64)}
@@ -48,9 +68,18 @@ def _run(mod, x, executor="graph", params=None):
     return relay.create_executor(executor, mod=mod, target="cpu", params=params).evaluate()(x)
 
 
-def _optimized_text(mod):
+def _calls_op(e):
+    return getattr(getattr(e, "op", None), "name", None)
+
+
+def _calls(mod, name):
+    return [e for e in post_order(mod["main"]) if _calls_op(e) == name]
+
+
+def _optimized_text(mod, target=None):
     with relay.transform.PassContext(opt_level=3):
-        return relay.transform.optimize(relay.transform.InferType()(mod), fuse=False).astext()
+        return relay.transform.optimize(relay.transform.InferType()(mod), fuse=False,
+                                        target=target).astext()
 
 
 @pytest.mark.parametrize("calibration", ["minmax", "percentile", "entropy"])
@@ -64,6 +93,32 @@ def test_static_quantization_runs_as_int8_close_to_float(calibration):
     x = R.standard_normal((1, 3, 16, 16)).astype("float32")
     want, got = _run(mod, x, params=params), _run(qmod, x)
     assert np.abs(got - want).max() < 0.1 * np.abs(want).max()
+
+
+def test_depthwise_convolutions_and_relu6_run_as_int8_in_nhwc():
+    mod, params = mobile_block()
+    qmod = relay.quantize.quantize(mod, params, dataset=_samples(16, (1, 3, 16, 16)))
+    # a chain whose input is the previous chain's output reuses its pair: no quantize of
+    # a dequantize in the same parameters
+    pairs = [(c.args[1].data.item(), c.args[2].data.item(), c.args[0].args[1].data.item(),
+              c.args[0].args[2].data.item()) for c in _calls(qmod, "qnn.quantize")
+             if _calls_op(c.args[0]) == "qnn.dequantize"]
+    assert pairs and all(p[:2] != p[2:] for p in pairs)  # the dense input: a new range
+    text = _optimized_text(qmod, target=Target("cpu"))
+    # each requantized as it is stored (FuseRequantize)
+    assert text.count("qnn.contrib_conv2d_packed_requant(") == 2
+    assert text.count("qnn.contrib_depthwise_conv2d_requant(") == 1
+    convs = [line for line in text.splitlines() if "qnn.contrib_" in line and "conv2d" in line]
+    assert all('layout="NHWC"' in line for line in convs)  # opt level 3 on the cpu target
+    assert text.count("layout_transform(") == 2  # into NHWC after the input, out at the end
+    assert "nn.conv2d(" not in text and "minimum(" not in text and "maximum(" not in text
+    x = R.standard_normal((1, 3, 16, 16)).astype("float32")
+    with relay.transform.PassContext(opt_level=3):
+        got = _run(qmod, x)
+    want = _run(mod, x, params=params)
+    assert np.abs(got - want).max() < 0.1 * np.abs(want).max()
+    nchw = _run(qmod, x)  # opt level 2: NCHW, the same integers
+    assert np.array_equal(got, nchw)
 
 
 def test_the_quantized_model_is_the_same_on_every_executor():

@@ -1,7 +1,10 @@
 """The C routines of the 8-bit products ``qnn.contrib_dense_packed`` (``C[M][N] (int32) =
 A[M][K] (uint8) x B[N][K] (int8)``) and ``qnn.contrib_conv2d_packed`` (the same product
-over the taps of each output pixel, read from a padded NHWC copy of the input, written
-NCHW), exact; and ``qnn.contrib_depthwise_conv2d`` (one channel per group).
+over the taps of each output pixel), exact; and ``qnn.contrib_depthwise_conv2d`` (one
+channel per group). The convolutions take NCHW data (copied to a padded NHWC buffer,
+output staged back to NCHW) or NHWC data (read in place where no padding is needed,
+output stored as the tiles come); the ``_rq`` entries (``*_requant`` ops, NHWC) apply
+the requantize to each tile in registers and store uint8.
 
 ``B`` comes packed at build time (``op/qnn/packed.py``): blocks of 16 columns, and in a
 block groups of 4 consecutive ``k`` per column, ``[N/16][K/4][16][4]`` (zero padded),
@@ -19,6 +22,38 @@ Row tiles x column panels are shared by one OpenMP team (``rl_team``).
 """
 
 from __future__ import annotations
+
+REQUANT = r"""
+#if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#endif
+/* The requantize a tile gets before it is stored, when its layer has one (the
+   *_requant ops): uint8(int32(rint(clip(float(acc + bias[j]) * scale[j], lo, hi))) + zp)
+   for column j, in the order and the float32 arithmetic of the unfused ops. */
+typedef struct { const int32_t* bias; const float* scale; float lo, hi; int32_t zp; } rl_qrq;
+
+static inline uint8_t rl_qrq_one(const rl_qrq* rq, int32_t acc, int64_t j) {
+  float f = (float)(int32_t)((uint32_t)acc + (uint32_t)rq->bias[j]) * rq->scale[j];
+  if (f != f) return (uint8_t)rq->zp;  /* a NaN scale: the float-to-int cast's 0 */
+  f = f < rq->hi ? f : rq->hi;
+  f = f > rq->lo ? f : rq->lo;
+  return (uint8_t)((int32_t)rintf(f) + rq->zp);
+}
+
+#if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__) && defined(__AVX512BW__)
+/* 16 columns of rl_qrq_one: vcvtps2dq rounds half to even (the default MXCSR), as rintf */
+static inline __attribute__((always_inline)) void rl_qrq_store16(
+    const rl_qrq* rq, __m512i acc, int64_t j, __mmask16 m, uint8_t* dst) {
+  const __m512i s = _mm512_add_epi32(acc, _mm512_maskz_loadu_epi32(m, rq->bias + j));
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(s), _mm512_maskz_loadu_ps(m, rq->scale + j));
+  const __mmask16 nan = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);  /* a NaN scale: 0, + zp */
+  f = _mm512_max_ps(_mm512_min_ps(f, _mm512_set1_ps(rq->hi)), _mm512_set1_ps(rq->lo));
+  const __m512i r = _mm512_maskz_mov_epi32((__mmask16)~nan, _mm512_cvtps_epi32(f));
+  const __m512i q = _mm512_add_epi32(r, _mm512_set1_epi32(rq->zp));
+  _mm_mask_storeu_epi8((void*)dst, m, _mm512_cvtepi32_epi8(q));
+}
+#endif
+"""
 
 QGEMM = r"""
 #if !defined(RL_SCALAR_MICROKERNELS) && (defined(__AVX512VNNI__) && defined(__AVX512BW__) \
@@ -43,11 +78,13 @@ static inline int32_t rl_qgroup(const uint8_t* restrict p, int64_t n) {
 /* One register tile: rows ar[0..rows) (each read at ar[i] + seg[s] + 4 g for segment s <
    nseg and group g < gps, the last group cut at `tail` bytes when nseg is 1) times the
    column blocks bp (nb of them, k4 groups each), stored at c + i * ldm + j * ldn for the
-   columns j < nvalid. A dense row is one segment; a convolution row one per tap. */
+   columns j < nvalid. A dense row is one segment; a convolution row one per tap. With
+   `rq` (its columns from this tile's first), the tile is requantized and stored as
+   uint8 at c8 + i * ldm + j instead (ldn is then 1). */
 static inline __attribute__((always_inline)) void rl_qtile(
     const uint8_t* const* ar, const int64_t* seg, int64_t nseg, int64_t gps, int64_t tail,
     const int8_t* restrict bp, int64_t k4, int32_t* restrict c, int64_t ldm, int64_t ldn,
-    int rows, int nb, int64_t nvalid) {
+    int rows, int nb, int64_t nvalid, const rl_qrq* rq, uint8_t* restrict c8) {
   const int8_t* b1 = bp + (nb > 1 ? k4 * 64 : 0);
   int32_t out[RL_QMR][RL_QNB * 16];
 #if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
@@ -88,7 +125,8 @@ static inline __attribute__((always_inline)) void rl_qtile(
         const int64_t left = nvalid - 16 * v;
         if (left <= 0) break;
         const __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
-        _mm512_mask_storeu_epi32(c + i * ldm + 16 * v, m, acc[i][v]);
+        if (rq) rl_qrq_store16(rq, acc[i][v], 16 * v, m, c8 + i * ldm + 16 * v);
+        else _mm512_mask_storeu_epi32(c + i * ldm + 16 * v, m, acc[i][v]);
       }
     return;
   }
@@ -163,6 +201,12 @@ static inline __attribute__((always_inline)) void rl_qtile(
       out[i][j] = sum;
     }
 #endif
+  if (rq) {
+    for (int i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < 16 * nb && j < nvalid; ++j)
+        c8[i * ldm + j] = rl_qrq_one(rq, out[i][j], j);
+    return;
+  }
   for (int i = 0; i < rows; ++i)
     for (int64_t j = 0; j < 16 * nb && j < nvalid; ++j) c[i * ldm + j * ldn] = out[i][j];
 }
@@ -186,7 +230,7 @@ int32_t rl_qgemm_u8s8(const uint8_t* restrict a, const int8_t* restrict bp,
       const uint8_t* ar[RL_QMR];
       for (int i = 0; i < RL_QMR; ++i) ar[i] = a + (m0 + (i < rows ? i : rows - 1)) * K;
       rl_qtile(ar, &seg0, 1, k4, K, bp + p * RL_QNB * k4 * 64, k4, c + m0 * N + n0, N, 1,
-               rows, nb, N - n0);
+               rows, nb, N - n0, NULL, NULL);
     }
   }
   return 0;
@@ -197,43 +241,61 @@ int32_t rl_qgemm_u8s8(const uint8_t* restrict a, const int8_t* restrict bp,
    channels padded to C4 = 4 ceil(C/4) inner). The input is copied once per call to a
    padded NHWC buffer, so that each tap of an output pixel reads C4 contiguous bytes:
    an im2col that is never written out. */
-int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
-                        int32_t* restrict out, int64_t N, int64_t C, int64_t H, int64_t W,
-                        int64_t O, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
-                        int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh,
-                        int64_t dw, int64_t pad_value, int64_t min_work) {
+static int32_t rl_qconv2d(const uint8_t* restrict x, const int8_t* restrict bp,
+                          int32_t* restrict out, int64_t N, int64_t C, int64_t H, int64_t W,
+                          int64_t O, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                          int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh,
+                          int64_t dw, int64_t pad_value, int64_t nhwc, int64_t min_work,
+                          const rl_qrq* rq, uint8_t* restrict out8) {
   const int64_t C4 = (C + 3) / 4 * 4, gps = C4 / 4, k4 = KH * KW * gps;
   const int64_t Hp = (OH - 1) * sh + (KH - 1) * dh + 1, Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
   const int64_t M = OH * OW, nblocks = (O + 15) / 16;
   const int64_t panels = (nblocks + RL_QNB - 1) / RL_QNB;
   const int64_t supers = (M + RL_QSUB * RL_QMR - 1) / (RL_QSUB * RL_QMR);
-  uint8_t* buf = (uint8_t*)malloc((size_t)(Hp * Wp * C4 + 64));
+  /* NHWC data whose windows stay inside the image, C a multiple of 4, is already what
+     the tiles read: no copy (a 1x1 layer reads its input as the GEMM's A) */
+  const int direct = nhwc && C4 == C && pt == 0 && pl == 0 && Hp <= H && Wp <= W;
+  const int64_t Wr = direct ? W : Wp;  /* pixels per row of what the tiles read */
+  uint8_t* buf = direct ? NULL : (uint8_t*)malloc((size_t)(Hp * Wp * C4 + 64));
   int64_t* seg = (int64_t*)malloc((size_t)(KH * KW) * sizeof(int64_t));
-  if (!buf || !seg) { free(buf); free(seg); return -1; }
+  if ((!direct && !buf) || !seg) { free(buf); free(seg); return -1; }
   /* with dw = 1 a window row's KW taps are adjacent pixels, KW * C4 contiguous bytes:
      one segment per window row (7 instead of 49 for a 7x7 stem) */
   const int merged = dw == 1;
   const int64_t nseg = merged ? KH : KH * KW, sgps = merged ? KW * gps : gps;
   for (int64_t i = 0; i < KH; ++i)
-    for (int64_t j = 0; j < KW; ++j) seg[i * KW + j] = (i * dh * Wp + j * dw) * C4;
+    for (int64_t j = 0; j < KW; ++j) seg[i * KW + j] = (i * dh * Wr + j * dw) * C4;
   if (merged)
-    for (int64_t i = 0; i < KH; ++i) seg[i] = i * dh * Wp * C4;
+    for (int64_t i = 0; i < KH; ++i) seg[i] = i * dh * Wr * C4;
   const int team = rl_team(M * O * KH * KW * C, min_work, supers * panels);
   for (int64_t b = 0; b < N; ++b) {
     const uint8_t* xb = x + b * C * H * W;
-    int32_t* ob = out + b * O * M;
+    const uint8_t* src = direct ? xb : buf;
+    int32_t* ob = rq ? NULL : out + b * O * M;
+    uint8_t* ob8 = rq ? out8 + b * O * M : NULL;
     #pragma omp parallel num_threads(team) if(team > 1)
     {
       rl_team_arrive();
       #pragma omp for schedule(static) nowait
-      for (int64_t r = 0; r < Hp; ++r) {
+      for (int64_t r = 0; r < (direct ? 0 : Hp); ++r) {
         uint8_t* row = buf + r * Wp * C4;
         const int64_t h = r - pt;
+        const int64_t wn = W < Wp - pl ? W : Wp - pl;  /* input pixels the windows read */
+        if (nhwc && C4 == C && h >= 0 && h < H) {  /* the padding, then the row as it is */
+          memset(row, (int)pad_value, (size_t)(pl * C4));
+          memcpy(row + pl * C4, xb + h * W * C, (size_t)(wn * C));
+          memset(row + (pl + wn) * C4, (int)pad_value, (size_t)((Wp - pl - wn) * C4));
+          continue;
+        }
         memset(row, (int)pad_value, (size_t)(Wp * C4));
         if (C4 > C)  /* the channels past C are zeros: whatever the packed kernel holds */
           for (int64_t q = 0; q < Wp; ++q) memset(row + q * C4 + C, 0, (size_t)(C4 - C));
         if (h < 0 || h >= H) continue;
-        const int64_t wn = W < Wp - pl ? W : Wp - pl;  /* input pixels the windows read */
+        if (nhwc) {
+          for (int64_t q = 0; q < wn; ++q)
+            memcpy(row + (q + pl) * C4, xb + (h * W + q) * C, (size_t)C);
+          continue;
+        }
 #if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512BW__)
         /* 16 pixels x 4 channels at a time: the 4 channel bytes of a pixel are one
            int32 of the NHWC row, scattered at stride C4 */
@@ -258,35 +320,81 @@ int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
         }
 #endif
       }
-      rl_team_barrier();  /* the copy is whole (and a partner held up is noticed) */
-      /* RL_QSUB register tiles of rows share one panel and store through `stage`, so
-         that each output channel gets RL_QSUB * RL_QMR contiguous int32 (NCHW) instead of
-         a scatter of RL_QMR per tile */
-      int32_t stage[RL_QNB * 16][RL_QSUB * RL_QMR];
-      #pragma omp for schedule(static) nowait
-      for (int64_t t = 0; t < supers * panels; ++t) {
-        const int64_t s0 = (t / panels) * RL_QSUB * RL_QMR, p = t % panels, n0 = p * RL_QNB * 16;
-        const int nb = (int)(nblocks - p * RL_QNB < RL_QNB ? nblocks - p * RL_QNB : RL_QNB);
-        const int64_t span = M - s0 < RL_QSUB * RL_QMR ? M - s0 : RL_QSUB * RL_QMR;
-        for (int64_t m0 = s0; m0 < s0 + span; m0 += RL_QMR) {
-          const int rows = (int)(M - m0 < RL_QMR ? M - m0 : RL_QMR);
-          const uint8_t* ar[RL_QMR];
-          for (int i = 0; i < RL_QMR; ++i) {
-            const int64_t m = m0 + (i < rows ? i : rows - 1), oh = m / OW, ow = m % OW;
-            ar[i] = buf + (oh * sh * Wp + ow * sw) * C4;
+      if (!direct) rl_team_barrier();  /* the copy is whole (a partner held up is noticed) */
+      if (nhwc) {  /* a pixel's O channels are contiguous: each tile stores in place; the
+                      tiles of RL_QSUB row blocks share one weight panel, as below */
+        #pragma omp for schedule(static) nowait
+        for (int64_t t = 0; t < supers * panels; ++t) {
+          const int64_t s0 = (t / panels) * RL_QSUB * RL_QMR, p = t % panels, n0 = p * RL_QNB * 16;
+          const int nb = (int)(nblocks - p * RL_QNB < RL_QNB ? nblocks - p * RL_QNB : RL_QNB);
+          const int64_t end = M < s0 + RL_QSUB * RL_QMR ? M : s0 + RL_QSUB * RL_QMR;
+          for (int64_t m0 = s0; m0 < end; m0 += RL_QMR) {
+            const int rows = (int)(M - m0 < RL_QMR ? M - m0 : RL_QMR);
+            const uint8_t* ar[RL_QMR];
+            for (int i = 0; i < RL_QMR; ++i) {
+              const int64_t m = m0 + (i < rows ? i : rows - 1), oh = m / OW, ow = m % OW;
+              ar[i] = src + (oh * sh * Wr + ow * sw) * C4;
+            }
+            const rl_qrq cols = rq ? (rl_qrq){rq->bias + n0, rq->scale + n0, rq->lo, rq->hi,
+                                              rq->zp} : (rl_qrq){0};
+            rl_qtile(ar, seg, nseg, sgps, 4 * sgps, bp + p * RL_QNB * k4 * 64, k4,
+                     rq ? NULL : ob + m0 * O + n0, O, 1, rows, nb, O - n0, rq ? &cols : NULL,
+                     rq ? ob8 + m0 * O + n0 : NULL);
           }
-          rl_qtile(ar, seg, nseg, sgps, 4 * sgps, bp + p * RL_QNB * k4 * 64, k4,
-                   &stage[0][m0 - s0], 1, RL_QSUB * RL_QMR, rows, nb, O - n0);
         }
-        const int64_t cols = O - n0 < 16 * nb ? O - n0 : 16 * nb;
-        for (int64_t j = 0; j < cols; ++j)
-          memcpy(ob + (n0 + j) * M + s0, stage[j], (size_t)span * sizeof(int32_t));
+      } else {
+        /* RL_QSUB register tiles of rows share one panel and store through `stage`, so
+           that each output channel gets RL_QSUB * RL_QMR contiguous int32 (NCHW) instead of
+           a scatter of RL_QMR per tile */
+        int32_t stage[RL_QNB * 16][RL_QSUB * RL_QMR];
+        #pragma omp for schedule(static) nowait
+        for (int64_t t = 0; t < supers * panels; ++t) {
+          const int64_t s0 = (t / panels) * RL_QSUB * RL_QMR, p = t % panels, n0 = p * RL_QNB * 16;
+          const int nb = (int)(nblocks - p * RL_QNB < RL_QNB ? nblocks - p * RL_QNB : RL_QNB);
+          const int64_t span = M - s0 < RL_QSUB * RL_QMR ? M - s0 : RL_QSUB * RL_QMR;
+          for (int64_t m0 = s0; m0 < s0 + span; m0 += RL_QMR) {
+            const int rows = (int)(M - m0 < RL_QMR ? M - m0 : RL_QMR);
+            const uint8_t* ar[RL_QMR];
+            for (int i = 0; i < RL_QMR; ++i) {
+              const int64_t m = m0 + (i < rows ? i : rows - 1), oh = m / OW, ow = m % OW;
+              ar[i] = buf + (oh * sh * Wp + ow * sw) * C4;
+            }
+            rl_qtile(ar, seg, nseg, sgps, 4 * sgps, bp + p * RL_QNB * k4 * 64, k4,
+                     &stage[0][m0 - s0], 1, RL_QSUB * RL_QMR, rows, nb, O - n0, NULL, NULL);
+          }
+          const int64_t cols = O - n0 < 16 * nb ? O - n0 : 16 * nb;
+          for (int64_t j = 0; j < cols; ++j)
+            memcpy(ob + (n0 + j) * M + s0, stage[j], (size_t)span * sizeof(int32_t));
+        }
       }
     }
   }
   free(buf);
   free(seg);
   return 0;
+}
+
+int32_t rl_qconv2d_u8s8(const uint8_t* restrict x, const int8_t* restrict bp,
+                        int32_t* restrict out, int64_t N, int64_t C, int64_t H, int64_t W,
+                        int64_t O, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                        int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh,
+                        int64_t dw, int64_t pad_value, int64_t nhwc, int64_t min_work) {
+  return rl_qconv2d(x, bp, out, N, C, H, W, O, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw,
+                    pad_value, nhwc, min_work, NULL, NULL);
+}
+
+/* The NHWC convolution requantized as it stores (qnn.contrib_conv2d_packed_requant). */
+int32_t rl_qconv2d_u8s8_rq(const uint8_t* restrict x, const int8_t* restrict bp,
+                           const int32_t* restrict bias, const float* restrict scale,
+                           uint8_t* restrict out, int64_t N, int64_t C, int64_t H, int64_t W,
+                           int64_t O, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                           int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh,
+                           int64_t dw, int64_t pad_value, int64_t nhwc, int64_t zp,
+                           int64_t lo, int64_t hi, int64_t min_work) {
+  if (!nhwc) return -1;  /* the type relation admits NHWC alone */
+  const rl_qrq rq = {bias, scale, (float)lo, (float)hi, (int32_t)zp};
+  return rl_qconv2d(x, bp, NULL, N, C, H, W, O, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw,
+                    pad_value, 1, min_work, &rq, out);
 }
 """
 
@@ -295,7 +403,8 @@ DEPTHWISE = r"""
 #include <immintrin.h>
 #endif
 /* out (N, C, OH, OW) int32 = the depthwise convolution of x (N, C, H, W) uint8, padded
-   with pad_value, by w (C, 1, KH, KW) int8. Channels go 16 at a time: their planes are
+   with pad_value, by w (C, 1, KH, KW) int8 (or NHWC data and output, below). In NCHW,
+   channels go 16 at a time: their planes are
    interleaved into one padded buffer (a pixel's 16 channels adjacent), so that each tap
    of an output pixel is one 16-lane u8 x s8 multiply-add in int32, vectorised across the
    channels (the float kernels' NCHW16c idea), whatever the width of the image. */
@@ -333,11 +442,128 @@ static inline __attribute__((always_inline)) void rl_qdw_pixel(
   for (int l = 0; l < 16; ++l) rows[l * OW + ow] = acc[l];
 }
 
+/* One output pixel of NHWC data, channels [c0, c0 + n) (n <= 16): the KH x KW taps,
+   each a 16-lane multiply-add of the pixel's channels, contiguous in x; a tap in the
+   padding adds its pad contribution pw (pad_value times the weight). `inside`: every
+   tap of this pixel is in the image. Stored at o + at (int32), or requantized at
+   o8 + at (uint8) with `rq`. */
+static inline __attribute__((always_inline)) void rl_qdw_nhwc_pixel(
+    const uint8_t* restrict x, const int32_t* restrict wv, const int32_t* restrict pw,
+    int32_t* restrict o, uint8_t* restrict o8, int64_t at, int64_t C, int64_t CP, int64_t H,
+    int64_t W, int64_t ih0, int64_t iw0, int64_t dh, int64_t dw, int64_t KH, int64_t KW,
+    int64_t c0, int64_t n, int inside, const rl_qrq* rq) {
+#if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__) && defined(__AVX512BW__)
+  const __mmask16 m = (__mmask16)(n >= 16 ? 0xFFFF : (1u << n) - 1);
+  __m512i a = _mm512_setzero_si512();
+  #pragma GCC unroll 3
+  for (int64_t i = 0; i < KH; ++i) {
+    const int64_t ih = ih0 + i * dh;
+    #pragma GCC unroll 3
+    for (int64_t j = 0; j < KW; ++j) {
+      const int64_t iw = iw0 + j * dw, t = (i * KW + j) * CP + c0;
+      if (inside || (ih >= 0 && ih < H && iw >= 0 && iw < W)) {
+        const __m128i b = _mm_maskz_loadu_epi8(m, x + (ih * W + iw) * C + c0);
+        a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(b),
+                                                   _mm512_loadu_si512((const void*)(wv + t))));
+      } else {
+        a = _mm512_add_epi32(a, _mm512_loadu_si512((const void*)(pw + t)));
+      }
+    }
+  }
+  if (rq) rl_qrq_store16(rq, a, c0, m, o8 + at);
+  else _mm512_mask_storeu_epi32((void*)(o + at), m, a);
+#else
+  int32_t acc[16];
+  for (int l = 0; l < 16; ++l) acc[l] = 0;
+  for (int64_t i = 0; i < KH; ++i) {
+    const int64_t ih = ih0 + i * dh;
+    for (int64_t j = 0; j < KW; ++j) {
+      const int64_t iw = iw0 + j * dw, t = (i * KW + j) * CP + c0;
+      if (inside || (ih >= 0 && ih < H && iw >= 0 && iw < W)) {
+        const uint8_t* p = x + (ih * W + iw) * C + c0;
+        if (n == 16) {
+          #pragma omp simd
+          for (int l = 0; l < 16; ++l) acc[l] += (int32_t)p[l] * wv[t + l];
+        } else {
+          for (int l = 0; l < n; ++l) acc[l] += (int32_t)p[l] * wv[t + l];
+        }
+      } else {
+        #pragma omp simd
+        for (int l = 0; l < 16; ++l) acc[l] += pw[t + l];
+      }
+    }
+  }
+  if (rq)
+    for (int64_t l = 0; l < n; ++l) o8[at + l] = rl_qrq_one(rq, acc[l], c0 + l);
+  else
+    for (int64_t l = 0; l < n; ++l) o[at + l] = acc[l];
+#endif
+}
+
+/* The NHWC depthwise convolution: x (N, H, W, C) uint8 → out (N, OH, OW, C) int32. A
+   pixel's channels are contiguous in both, so the taps read the input in place (no
+   interleaving copy) and the sums store as they are; the weight is laid out once per
+   call as [tap][channel] int32 (channels padded to 16). Rows of output pixels are
+   shared by the team. */
+static int32_t rl_qdepthwise_nhwc(const uint8_t* restrict x, const int8_t* restrict w,
+                                  int32_t* restrict out, int64_t N, int64_t C, int64_t H,
+                                  int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                                  int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh,
+                                  int64_t dw, int64_t pad_value, int64_t min_work,
+                                  const rl_qrq* rq, uint8_t* restrict out8) {
+  const int64_t T = KH * KW, CP = (C + 15) / 16 * 16;
+  int32_t* wv = (int32_t*)malloc((size_t)(2 * T * CP) * sizeof(int32_t));
+  if (!wv) return -1;
+  int32_t* pw = wv + T * CP;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t c = 0; c < CP; ++c) {
+      wv[t * CP + c] = c < C ? (int32_t)w[c * T + t] : 0;
+      pw[t * CP + c] = (int32_t)pad_value * wv[t * CP + c];
+    }
+  /* the output columns whose windows are inside the image across */
+  int64_t lo = (pl + sw - 1) / sw, hi = W - 1 + pl - (KW - 1) * dw;
+  hi = hi < 0 ? 0 : hi / sw + 1;
+  if (hi > OW) hi = OW;
+  if (lo > hi) lo = hi;
+  const int team = rl_team(N * C * OH * OW * T, min_work, N * OH);
+  #pragma omp parallel for num_threads(team) if(team > 1) schedule(static)
+  for (int64_t r = 0; r < N * OH; ++r) {
+    const int64_t b = r / OH, oh = r % OH, ih0 = oh * sh - pt;
+    const uint8_t* xb = x + b * H * W * C;
+    int32_t* orow = rq ? NULL : out + r * OW * C;
+    uint8_t* orow8 = rq ? out8 + r * OW * C : NULL;
+    const int rows_in = ih0 >= 0 && ih0 + (KH - 1) * dh < H;
+    for (int64_t c0 = 0; c0 < C; c0 += 16) {
+      const int64_t n = C - c0 < 16 ? C - c0 : 16;
+      int64_t ow = 0;
+      for (; ow < lo; ++ow)
+        rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
+                          ow * sw - pl, dh, dw, KH, KW, c0, n, 0, rq);
+      if (rows_in && KH == 3 && KW == 3)  /* the usual window: constant trip counts */
+        for (; ow < hi; ++ow)
+          rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
+                            ow * sw - pl, dh, dw, 3, 3, c0, n, 1, rq);
+      else
+        for (; ow < hi; ++ow)
+          rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
+                            ow * sw - pl, dh, dw, KH, KW, c0, n, rows_in, rq);
+      for (; ow < OW; ++ow)
+        rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
+                          ow * sw - pl, dh, dw, KH, KW, c0, n, 0, rq);
+    }
+  }
+  free(wv);
+  return 0;
+}
+
 int32_t rl_qdepthwise_u8s8(const uint8_t* restrict x, const int8_t* restrict w,
                            int32_t* restrict out, int64_t N, int64_t C, int64_t H, int64_t W,
                            int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
                            int64_t sw, int64_t pt, int64_t pl, int64_t dh, int64_t dw,
-                           int64_t pad_value, int64_t min_work) {
+                           int64_t pad_value, int64_t nhwc, int64_t min_work) {
+  if (nhwc)
+    return rl_qdepthwise_nhwc(x, w, out, N, C, H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw,
+                              pad_value, min_work, NULL, NULL);
   enum { L = 16 };
   const int64_t Hp = (OH - 1) * sh + (KH - 1) * dh + 1, Wp = (OW - 1) * sw + (KW - 1) * dw + 1;
   const int64_t blocks = (C + L - 1) / L;
@@ -388,11 +614,29 @@ int32_t rl_qdepthwise_u8s8(const uint8_t* restrict x, const int8_t* restrict w,
   }
   return failed ? -1 : 0;
 }
+
+/* The NHWC depthwise convolution requantized as it stores. */
+int32_t rl_qdepthwise_u8s8_rq(const uint8_t* restrict x, const int8_t* restrict w,
+                              const int32_t* restrict bias, const float* restrict scale,
+                              uint8_t* restrict out, int64_t N, int64_t C, int64_t H,
+                              int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                              int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t dh,
+                              int64_t dw, int64_t pad_value, int64_t nhwc, int64_t zp,
+                              int64_t lo, int64_t hi, int64_t min_work) {
+  if (!nhwc) return -1;  /* the type relation admits NHWC alone */
+  const rl_qrq rq = {bias, scale, (float)lo, (float)hi, (int32_t)zp};
+  return rl_qdepthwise_nhwc(x, w, NULL, N, C, H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw,
+                            pad_value, min_work, &rq, out);
+}
 """
 
 
 def routines() -> dict[str, tuple[str, tuple[str, ...]]]:
     """``{name: (C source, required routine names)}`` for the codegen routine table."""
     # one text defines both routines: the convolution's entry only requires it
-    return {"rl_qgemm_u8s8": (QGEMM, ()), "rl_qconv2d_u8s8": ("", ("rl_qgemm_u8s8",)),
-            "rl_qdepthwise_u8s8": (DEPTHWISE, ())}
+    return {"rl_qrq": (REQUANT, ()),
+            "rl_qgemm_u8s8": (QGEMM, ("rl_qrq",)),
+            "rl_qconv2d_u8s8": ("", ("rl_qgemm_u8s8",)),
+            "rl_qconv2d_u8s8_rq": ("", ("rl_qgemm_u8s8",)),
+            "rl_qdepthwise_u8s8": (DEPTHWISE, ("rl_qrq",)),
+            "rl_qdepthwise_u8s8_rq": ("", ("rl_qdepthwise_u8s8",))}

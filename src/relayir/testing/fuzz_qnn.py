@@ -158,26 +158,57 @@ def _packed_window(b: Builder, hw) -> dict:
             "padding": (b.randint(0, k // 2),) * 4, "pad_value": b.choice((0, 128, 255))}
 
 
-@sampler("qnn.contrib_conv2d_packed")
-def _conv_packed(b):
-    x = _qdata(b, 4, ("uint8",), lo=1, hi=7)
-    n, c, h, w = b.shape(x)
-    attrs = _packed_window(b, (h, w))
-    out = b.randint(1, 20)
-    kernel = _int8_weight(b, (out, c, *attrs["kernel_size"]))
-    packed = pack_weight(conv_kernel_columns(kernel))
-    return [x, b.new(packed.shape, "int8", const=True, exact=packed)], {**attrs,
-                                                                       "channels": out}
+def _layout(b: Builder, x: int, requant: bool) -> tuple[str, int, tuple]:
+    """A layout for the packed convolution of ``x`` (its 4-d shape read in it), its
+    channels and its spatial extents; the requantizing forms are NHWC alone."""
+    layout = "NHWC" if requant or b.coin(0.5) else "NCHW"
+    n, d1, d2, d3 = b.shape(x)
+    return (layout, d1, (d2, d3)) if layout == "NCHW" else (layout, d3, (d1, d2))
 
 
-@sampler("qnn.contrib_depthwise_conv2d")
-def _depthwise(b):
-    x = _qdata(b, 4, ("uint8",), lo=1, hi=7)
-    n, c, h, w = b.shape(x)
-    attrs = _packed_window(b, (h, w))
-    kernel = _int8_weight(b, (c, 1, *attrs["kernel_size"]))
-    return [x, b.new(kernel.shape, "int8", const=True, exact=kernel)], {**attrs,
-                                                                        "channels": c}
+def _requant_inputs(b: Builder, channels: int) -> tuple[list, dict]:
+    """A bias and a scale per channel, and the output's zero point and clamp."""
+    zp = b.randint(0, 255)
+    lo, hi = sorted((b.randint(0, 255), b.randint(0, 255)))
+    bias = b.new((channels,), "int32", const=True,
+                 exact=b.nrng.integers(-3000, 3000, size=channels).astype("int32"))
+    scale = b.new((channels,), "float32", const=True,
+                  exact=[b.choice(_SCALES) / 64 for _ in range(channels)])
+    return [bias, scale], {"zero_point": zp, "clip_min": lo - zp, "clip_max": hi - zp}
+
+
+def _conv_packed(requant: bool):
+    def sample(b):
+        x = _qdata(b, 4, ("uint8",), lo=1, hi=7)
+        layout, c, hw = _layout(b, x, requant)
+        attrs = {**_packed_window(b, hw), "layout": layout}
+        out = b.randint(1, 20)
+        kernel = _int8_weight(b, (out, c, *attrs["kernel_size"]))
+        packed = pack_weight(conv_kernel_columns(kernel))
+        args = [x, b.new(packed.shape, "int8", const=True, exact=packed)]
+        extra, more = _requant_inputs(b, out) if requant else ([], {})
+        return args + extra, {**attrs, **more, "channels": out}
+
+    return sample
+
+
+def _depthwise(requant: bool):
+    def sample(b):
+        x = _qdata(b, 4, ("uint8",), lo=1, hi=7)
+        layout, c, hw = _layout(b, x, requant)
+        attrs = {**_packed_window(b, hw), "layout": layout}
+        kernel = _int8_weight(b, (c, 1, *attrs["kernel_size"]))
+        args = [x, b.new(kernel.shape, "int8", const=True, exact=kernel)]
+        extra, more = _requant_inputs(b, c) if requant else ([], {})
+        return args + extra, {**attrs, **more, "channels": c}
+
+    return sample
+
+
+sampler("qnn.contrib_conv2d_packed")(_conv_packed(False))
+sampler("qnn.contrib_conv2d_packed_requant")(_conv_packed(True))
+sampler("qnn.contrib_depthwise_conv2d")(_depthwise(False))
+sampler("qnn.contrib_depthwise_conv2d_requant")(_depthwise(True))
 
 
 __all__: list[str] = []

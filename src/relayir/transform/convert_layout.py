@@ -3,7 +3,11 @@ another data layout, transforming tensors only at the edges of the converted reg
 
 ``desired_layouts`` has TVM's form, ``{"nn.conv2d": ["NHWC", "default"]}``: per op,
 the data layout and optionally the kernel layout (``"default"`` = the data layout's
-usual partner: ``NHWC`` → ``HWIO``, ``NCHW`` → ``OIHW``). Pools may be listed too.
+usual partner: ``NHWC`` → ``HWIO``, ``NCHW`` → ``OIHW``). Pools may be listed too, and
+the int8 convolutions ``CanonicalizeQNN`` writes (``qnn.contrib_conv2d_packed`` /
+``qnn.contrib_depthwise_conv2d``: data and output in one ``layout``, ``NCHW`` or
+``NHWC``; their weights do not depend on it); opt level 3 runs them NHWC on the cpu
+target (``INT8_LAYOUTS``, ``transform/pipeline.py``).
 
 Every tensor node has a *current* layout in the rewritten graph and an *original* one
 (the layout the unrewritten program computes it in). A node whose op is listed is
@@ -37,6 +41,7 @@ from ..ir.module import IRModule
 from ..ir.op import OpPattern, call, get_op
 from ..ir.types import TensorType
 from ..op.layout import layout_transform, parse_layout
+from ..op.qnn.packed import PACKED_LAYOUTS
 from ..op.reduce import reduce_axes
 from .analysis import typed_module
 from .fold_scale_axis import reinfer
@@ -45,7 +50,10 @@ from .pass_infra import Pass, module_pass
 _CONVS = {"nn.conv2d": "NCHW", "nn.conv1d": "NCW"}
 _POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d",
           "nn.adaptive_avg_pool2d")
+_PACKED = ("qnn.contrib_conv2d_packed", "qnn.contrib_depthwise_conv2d")  # attr `layout`
 _AXIS_OPS = ("nn.bias_add", "nn.prelu", "nn.batch_norm")
+# the int8 convolutions with a pixel's channels contiguous (what their routines read)
+INT8_LAYOUTS = {name: ("NHWC",) for name in _PACKED}
 _REDUCES = ("sum", "prod", "mean", "max", "min", "all", "any", "logsumexp", "variance", "std")
 
 # A tensor's state: (current layout, original layout), different; None = unconverted.
@@ -184,6 +192,8 @@ class LayoutConverter(ExprMutator):
         name = c.op.name
         if name in _CONVS and name in self.desired:
             return self.conv(c)
+        if name in _PACKED and name in self.desired:
+            return self.packed(c)
         if name in _POOLS:
             return self.pool(c)
         if not any(self.state(a) for a in c.args):
@@ -221,6 +231,19 @@ class LayoutConverter(ExprMutator):
         orig = a.out_layout or a.data_layout
         expr = Call(c.op, (data, weight), attrs, c.type_args).with_span(c.span)
         return expr, _pair(attrs.data_layout, orig)
+
+    def packed(self, c: Call):
+        """An int8 convolution: data and output move together, the weight stays."""
+        want, a = self.desired[c.op.name][0], c.attrs
+        if want not in PACKED_LAYOUTS:
+            raise Error(f"ConvertLayout: {c.op.name} computes in {' or '.join(PACKED_LAYOUTS)}"
+                        f", found the desired layout {want!r}")
+        if want == a.layout:
+            return None
+        data = self.in_layout(c.args[0], want, a.layout)
+        attrs = dataclasses.replace(a, layout=want)
+        expr = Call(c.op, (data, self.visit(c.args[1])), attrs, c.type_args).with_span(c.span)
+        return expr, _pair(want, a.layout)
 
     def pool(self, c: Call):
         a = c.attrs
@@ -386,9 +409,9 @@ def _check_desired(desired: Mapping[str, Sequence[str]]) -> dict[str, tuple[str,
     out = {}
     for name, layouts in desired.items():
         get_op(name)  # a typo fails here, with suggestions
-        if name not in _CONVS and name not in _POOLS:
+        if name not in _CONVS and name not in _POOLS and name not in _PACKED:
             raise Error(f"ConvertLayout: cannot choose the layout of {name}; ops that take "
-                        f"a desired layout: {', '.join([*_CONVS, *_POOLS])}")
+                        f"a desired layout: {', '.join([*_CONVS, *_POOLS, *_PACKED])}")
         layouts = (layouts,) if isinstance(layouts, str) else tuple(layouts)
         if not layouts or not all(isinstance(x, str) for x in layouts):
             raise Error(f"ConvertLayout: {name} needs a list of layout strings such as "
@@ -422,4 +445,4 @@ def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Pass:  # noqa
     return convert_layout
 
 
-__all__ = ["ConvertLayout", "LayoutConverter", "fits_layout", "tensor_type"]
+__all__ = ["INT8_LAYOUTS", "ConvertLayout", "LayoutConverter", "fits_layout", "tensor_type"]

@@ -25,20 +25,27 @@ level  pass                      why
                                  multiply disappears after folding
 2      FoldConstant              fold the scaled weights FoldScaleAxis left as expressions
 3      CanonicalizeOps           bias_add → broadcast add (one elementwise op for fusion)
+3      ConvertLayout             cpu targets only: the int8 convolutions (and the integer
+                                 ops between them) in NHWC, where a pixel's channels are
+                                 what their routines read and write: no transposing copy
+                                 per layer
 3      AlterOpLayout             cpu targets only: convolution networks in NCHW[x]c (x =
                                  the vector width) end to end, each conv's algorithm
                                  (direct, 1×1 GEMM, depthwise, Winograd) chosen per layer
 2      FoldConstant              fold the expanded biases, and the packed (and
                                  Winograd-transformed) weights AlterOpLayout left as
                                  layout_transforms of constants
+3      FuseRequantize            an NHWC int8 convolution and its requantize are one
+                                 routine that stores uint8 (no int32 round trip)
 3      EliminateCommonSubexpr    compute each distinct expression once
 1      DeadCodeElimination       drop unused pure bindings
 0      FuseOps                   group ops into primitive functions (kernels); at opt
                                  level 0 every op gets its own function
 =====  ========================  ==========================================================
 
-Opt level 2 is the default, as in Relay. ``ConvertLayout`` is not in the pipeline: it
-takes the layouts the user wants (``ConvertLayout({"nn.conv2d": ["NHWC", "default"]})``).
+Opt level 2 is the default, as in Relay. ``ConvertLayout`` for float convolutions is not
+in the pipeline: it takes the layouts the user wants (``ConvertLayout({"nn.conv2d":
+["NHWC", "default"]})``); the pipeline runs it only for the int8 ones.
 
 ``AlterOpLayout`` depends on the target, which ``optimize`` takes from its caller
 (``build``, ``vm.compile``): a ``Target`` of kind ``"cpu"`` adds the pass, with the
@@ -53,6 +60,7 @@ from ..ir.module import IRModule
 from .alter_op_layout import AlterOpLayout
 from .canonicalize_ops import CanonicalizeOps
 from .canonicalize_qnn import CanonicalizeQNN
+from .convert_layout import INT8_LAYOUTS, ConvertLayout
 from .dead_code import DeadCodeElimination
 from .dynamic_to_static import DynamicToStatic
 from .eliminate_common_subexpr import EliminateCommonSubexpr
@@ -60,19 +68,21 @@ from .fake_quantization_to_integer import FakeQuantizationToInteger
 from .fold_constant import FoldConstant
 from .fold_scale_axis import FoldScaleAxis
 from .fuse_ops import FuseOps
+from .fuse_requantize import FuseRequantize
 from .pass_infra import Sequential
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
 
 
 def _layout_pass(target) -> list:
-    """``[AlterOpLayout]`` for a cpu target (read by duck typing: ``transform`` sits
-    below ``backend``, where ``Target`` lives), else nothing."""
+    """``[ConvertLayout(INT8_LAYOUTS), AlterOpLayout]`` for a cpu target (read by duck
+    typing: ``transform`` sits below ``backend``, where ``Target`` lives), else nothing."""
     if getattr(target, "kind", target) != "cpu":
         return []
     machine = getattr(target, "machine", None)  # Target.machine(): the CPU's vector unit
     width = getattr(machine(), "nchwc_block", None) if callable(machine) else None
-    return [AlterOpLayout(width if isinstance(width, int) and width > 0 else None)]
+    return [ConvertLayout(INT8_LAYOUTS),
+            AlterOpLayout(width if isinstance(width, int) and width > 0 else None)]
 
 
 def optimize_passes(fuse: bool = True, target=None) -> Sequential:
@@ -90,6 +100,7 @@ def optimize_passes(fuse: bool = True, target=None) -> Sequential:
         CanonicalizeOps(),
         *_layout_pass(target),
         FoldConstant(),
+        FuseRequantize(),
         EliminateCommonSubexpr(),
         DeadCodeElimination(),
     ]

@@ -14,14 +14,16 @@ and they are ONNX Runtime's integer arithmetic (MLAS) exactly:
   centred integers and round once.
 
 ``contrib_dense_packed`` is the integer product the lowering targets: uint8 x int8
-weights packed at build time for ``vpdpbusd`` (``packed.py``).
+weights packed at build time for ``vpdpbusd`` (``packed.py``); the convolutions' forms
+that requantize as they store are ``packed_requant.py``.
 
 The float scale (not Relay's fixed-point multiplier and shift) is what makes the results
 ONNX Runtime's bit for bit, and costs one convert and one multiply per output on CPUs.
 ``CanonicalizeQNN`` lowers every op here to plain integer and float ops before build.
 """
 
-from . import convert, elemwise, linear, op, packed  # noqa: F401  (registration; op: Relay's)
+# registration (op: Relay's module of the names)
+from . import convert, elemwise, linear, op, packed, packed_requant  # noqa: F401
 from .convert import dequantize, quantize, requantize
 from .elemwise import add, avg_pool2d, concatenate, mul
 from .linear import batch_matmul, conv2d, dense

@@ -6,7 +6,13 @@ the weight packed at build time as ``vpdpbusd`` reads it (``pack_weight``): bloc
 output columns, in a block groups of 4 consecutive ``k`` per column, zero padded,
 ``(ceil(N/16), ceil(K/4), 16, 4)``. ``CanonicalizeQNN`` lowers 8-bit dense layers and
 convolutions (by im2col) to it; the cpu target runs it as the C routine
-``rl_qgemm_u8s8`` (``codegen/routines_int8.py``), exact like this reference."""
+``rl_qgemm_u8s8`` (``codegen/routines_int8.py``), exact like this reference.
+
+The convolutions take their data and write their output in ``layout``: ``NCHW`` (as
+``CanonicalizeQNN`` writes them) or ``NHWC``, which opt level 3 picks on the cpu target
+(``ConvertLayout``): there a pixel's channels are the contiguous ``K`` the routine reads
+and the ``N`` it writes, so int8 activations pass from layer to layer with no
+transposing copy; the packed weight is the same in both."""
 
 from __future__ import annotations
 
@@ -85,6 +91,9 @@ def contrib_dense_packed(data, weight, units):
     return call("qnn.contrib_dense_packed", [data, weight], units=units)
 
 
+PACKED_LAYOUTS = ("NCHW", "NHWC")  # of the data and the output
+
+
 @dataclasses.dataclass(frozen=True)
 class Conv2DPackedAttrs(Attrs):
     channels: int = 1
@@ -93,8 +102,12 @@ class Conv2DPackedAttrs(Attrs):
     padding: tuple = (0, 0, 0, 0)
     dilation: tuple = (1, 1)
     pad_value: int = 0
+    layout: str = "NCHW"
 
     def __post_init__(self):
+        if self.layout not in PACKED_LAYOUTS:
+            raise ValueError(f"layout must be one of {', '.join(PACKED_LAYOUTS)}, found "
+                             f"{self.layout!r}")
         set_fields(self, channels=attr_int(self.channels, "channels"),
                    kernel_size=attr_ints(self.kernel_size, "kernel_size"),
                    strides=attr_ints(self.strides, "strides"),
@@ -122,19 +135,36 @@ def _out_hw(h, w, attrs):
             (w + pl + pr - (kw - 1) * dw - 1) // sw + 1)
 
 
-def _uint8_nchw_data(types):
-    """The packed convolutions' operands: static NCHW uint8 data, an int8 weight."""
+def _uint8_data(types, attrs):
+    """The packed convolutions' operands: static uint8 data in ``attrs.layout``, an int8
+    weight; and the data's ``(n, c, h, w)``."""
     data, weight = tensors(types, ("data", "weight"))
     if data.dtype != "uint8" or weight.dtype != "int8":
         fail(f"data must be uint8 and weight int8, found {data} and {weight}")
     if data.ndim != 4 or not all(isinstance(d, int) for d in data.shape):
-        fail(f"data must be a static NCHW tensor, found {data}")
-    return data, weight
+        fail(f"data must be a static {attrs.layout} tensor, found {data}")
+    return data, weight, nchw_dims(data.shape, attrs.layout)
+
+
+def nchw_dims(shape, layout: str) -> tuple:
+    """``(n, c, h, w)`` of a 4-d shape in ``layout`` (NCHW or NHWC)."""
+    return tuple(shape) if layout == "NCHW" else (shape[0], shape[3], shape[1], shape[2])
+
+
+def _in_layout(n, c, h, w, layout: str) -> tuple:
+    return (n, c, h, w) if layout == "NCHW" else (n, h, w, c)
+
+
+def _as_nchw(x: np.ndarray, layout: str) -> np.ndarray:
+    return x if layout == "NCHW" else x.transpose(0, 3, 1, 2)
+
+
+def _from_nchw(x: np.ndarray, layout: str) -> np.ndarray:
+    return x if layout == "NCHW" else np.ascontiguousarray(x.transpose(0, 2, 3, 1))
 
 
 def _conv_rel(types, attrs):
-    data, weight = _uint8_nchw_data(types)
-    n, c, h, w = data.shape
+    data, weight, (n, c, h, w) = _uint8_data(types, attrs)
     kh, kw = attrs.kernel_size
     want = packed_shape(attrs.channels, kh * kw * (-(-c // GROUP_K) * GROUP_K))
     if tuple(weight.shape) != want:
@@ -143,10 +173,11 @@ def _conv_rel(types, attrs):
     oh, ow = _out_hw(h, w, attrs)
     if oh < 1 or ow < 1:
         fail(f"the window is larger than the padded input: data is {data}")
-    return TensorType((n, attrs.channels, oh, ow), "int32")
+    return TensorType(_in_layout(n, attrs.channels, oh, ow, attrs.layout), "int32")
 
 
 def _conv_ref(data, weight, attrs):
+    data = _as_nchw(data, attrs.layout)
     n, c, h, w = data.shape
     (kh, kw), o = attrs.kernel_size, attrs.channels
     c4 = -(-c // GROUP_K) * GROUP_K
@@ -155,26 +186,27 @@ def _conv_ref(data, weight, attrs):
     pt, pl, pb, pr = attrs.padding
     x = np.pad(data.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)),
                constant_values=attrs.pad_value)
-    return conv_nc(x, kernel, attrs.strides, (0, 0, 0, 0), attrs.dilation, 1).astype(np.int32)
+    out = conv_nc(x, kernel, attrs.strides, (0, 0, 0, 0), attrs.dilation, 1)
+    return _from_nchw(out.astype(np.int32), attrs.layout)
 
 
 register_op("qnn.contrib_conv2d_packed", rel=_conv_rel, ref=_conv_ref,
             pattern=OpPattern.OUT_ELEMWISE_FUSABLE, num_inputs=2, arg_names=("data", "weight"),
             attrs=Conv2DPackedAttrs,
-            description="NCHW uint8 data (padded with pad_value) x packed int8 kernel → int32")
+            description="NCHW / NHWC uint8 data (padded with pad_value) x packed int8 "
+                        "kernel → int32")
 
 
 def contrib_conv2d_packed(data, weight, channels, kernel_size, strides=(1, 1),
-                          padding=(0, 0, 0, 0), dilation=(1, 1), pad_value=0):
+                          padding=(0, 0, 0, 0), dilation=(1, 1), pad_value=0, layout="NCHW"):
     """The convolution by a kernel from ``pack_weight(conv_kernel_columns(w))``."""
     return call("qnn.contrib_conv2d_packed", [data, weight], channels=channels,
                 kernel_size=kernel_size, strides=strides, padding=padding, dilation=dilation,
-                pad_value=pad_value)
+                pad_value=pad_value, layout=layout)
 
 
 def _depthwise_rel(types, attrs):
-    data, weight = _uint8_nchw_data(types)
-    n, c, h, w = data.shape
+    data, weight, (n, c, h, w) = _uint8_data(types, attrs)
     want = (c, 1, *attrs.kernel_size)
     if tuple(weight.shape) != want or attrs.channels != c:
         fail(f"a depthwise kernel for {c} channels must be {want} with channels={c}, "
@@ -182,27 +214,29 @@ def _depthwise_rel(types, attrs):
     oh, ow = _out_hw(h, w, attrs)
     if oh < 1 or ow < 1:
         fail(f"the window is larger than the padded input: data is {data}")
-    return TensorType((n, c, oh, ow), "int32")
+    return TensorType(_in_layout(n, c, oh, ow, attrs.layout), "int32")
 
 
 def _depthwise_ref(data, weight, attrs):
+    data = _as_nchw(data, attrs.layout)
     pt, pl, pb, pr = attrs.padding
     x = np.pad(data.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)),
                constant_values=attrs.pad_value)
-    return conv_nc(x, weight.astype(np.int64), attrs.strides, (0, 0, 0, 0), attrs.dilation,
-                   data.shape[1]).astype(np.int32)
+    out = conv_nc(x, weight.astype(np.int64), attrs.strides, (0, 0, 0, 0), attrs.dilation,
+                  data.shape[1])
+    return _from_nchw(out.astype(np.int32), attrs.layout)
 
 
 register_op("qnn.contrib_depthwise_conv2d", rel=_depthwise_rel, ref=_depthwise_ref,
             pattern=OpPattern.OUT_ELEMWISE_FUSABLE, num_inputs=2, arg_names=("data", "weight"),
             attrs=Conv2DPackedAttrs,
-            description="NCHW uint8 data (padded with pad_value), one int8 filter per channel "
-                        "→ int32")
+            description="NCHW / NHWC uint8 data (padded with pad_value), one int8 filter "
+                        "per channel → int32")
 
 
 def contrib_depthwise_conv2d(data, weight, channels, kernel_size, strides=(1, 1),
-                             padding=(0, 0, 0, 0), dilation=(1, 1), pad_value=0):
+                             padding=(0, 0, 0, 0), dilation=(1, 1), pad_value=0, layout="NCHW"):
     """The depthwise convolution of uint8 ``data`` by the int8 ``(C, 1, KH, KW)`` kernel."""
     return call("qnn.contrib_depthwise_conv2d", [data, weight], channels=channels,
                 kernel_size=kernel_size, strides=strides, padding=padding, dilation=dilation,
-                pad_value=pad_value)
+                pad_value=pad_value, layout=layout)
