@@ -470,6 +470,11 @@ def _algorithm_cases():
     yield Case("segment_sum", [data, ids], {"num_segments": 4})
     yield Case("segment_sum", [rand((4, 2, 3), "int32", 6), np.array([1, 1, 0], "int64")],
                {"num_segments": 2}, note="int")
+    dense = np.array([[0, 1], [2, 3], [0, 1], [-1, 0]], "int64")  # a repeat keeps the last
+    yield Case("sparse_to_dense", [dense, rand((4,), "float32", 7), rand((), "float32", 8)],
+               {"output_shape": (3, 4)})
+    yield Case("sparse_to_dense", [np.array(2, "int32"), np.array(5, "int32"),
+                                   np.array(-1, "int32")], {"output_shape": (4,)}, note="0d")
 
 def _spatial_cases():
     """1-D/3-D pools and conv, transposed conv, LRN, resize, depth/space (issue 6)."""

@@ -1,5 +1,6 @@
-"""sparse_fill_empty_rows, sparse_reshape (``op/sparse.py``) and segment_sum /
-dyn.segment_sum (``op/scatter.py``, ``op/dynamic.py``) against hand-computed values,
+"""sparse_fill_empty_rows, sparse_reshape, sparse_to_dense / dyn.sparse_to_dense
+(``op/sparse.py``) and segment_sum / dyn.segment_sum (``op/scatter.py``,
+``op/dynamic.py``) against hand-computed values,
 on the reference interpreter and on the VM with the cpu target (static and ``?``
 input shapes), and the errors a bad input raises."""
 
@@ -222,3 +223,66 @@ def test_segment_sum_errors():
         _run(lambda d, s: segment_sum(d, s, 2), [DATA, _i([0, 1, 1, 0])], executor="debug")
     with pytest.raises(Error, match="num_segments must be >= 0"):
         segment_sum(relay.var("d", shape=(2,)), relay.var("s", shape=(2,), dtype="int32"), -1)
+
+
+# ---------------------------------------------------------------- sparse_to_dense
+
+TO_DENSE = [  # TVM's cases, and a repeated and a negative index
+    ("scalar", 1, 3, 0, [5], [0, 3, 0, 0, 0]),
+    ("vector", [0, 1, 4], [3, 3, 3], 0, [5], [3, 3, 0, 0, 3]),
+    ("rows", [[0, 0], [1, 2]], [1, 2], 0, [3, 4], [[1, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 0]]),
+    ("one-value-everywhere", [[0, 1], [1, 0]], 7, -1, [2, 2], [[-1, 7], [7, -1]]),
+    ("repeat-and-negative", [1, 1, -1], [5, 6, 7], 0, [4], [0, 6, 0, 7]),
+]
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dyn"])
+@pytest.mark.parametrize("case", TO_DENSE, ids=[c[0] for c in TO_DENSE])
+def test_sparse_to_dense(case, dynamic):
+    _, ind, val, default, shape, want = case
+    values = [_i(ind), _i(val, "int32"), _i(default, "int32")]
+    if dynamic:
+        got = _run(lambda i, v, d, s: D.sparse_to_dense(i, s, v, d), [*values, _i(shape)])
+    else:
+        got = _run(lambda i, v, d: S.sparse_to_dense(i, shape, v, d), values)
+    np.testing.assert_array_equal(got[0], _i(want, "int32"))
+
+
+def test_sparse_to_dense_kernels_are_c_even_with_a_run_time_shape():
+    """dyn.sparse_to_dense is value-shaped: its shape function reads the shape input."""
+    assert "sparse_to_dense" in COMPUTE and "dyn.sparse_to_dense" in COMPUTE
+    i = relay.var("i", shape=(2, 2), dtype="int64")
+    v = relay.var("v", shape=(2,), dtype="float32")
+    d = relay.var("d", shape=(), dtype="float32")
+    s = relay.var("s", shape=(2,), dtype="int64")
+    mod = relay.IRModule.from_expr(relay.Function([i, v, d, s], D.sparse_to_dense(i, s, v, d)))
+    model = relay.runtime.wrap(relay.vm.compile(mod, target="cpu"))
+    assert model.kernel_summary().startswith("all"), model.kernel_summary()
+    for shape in ((2, 3), (3, 2)):
+        got = model.run({"i": _i([[0, 1], [1, 0]]), "v": np.array([4, 5], "float32"),
+                         "d": np.array(-1, "float32"), "s": _i(shape)})[0]
+        want = np.full(shape, -1, "float32")
+        want[0, 1], want[1, 0] = 4, 5
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("types, message", [
+    ([((2, 2), "float32"), ((2,), "int32"), ((), "int32")], "integer"),
+    ([((2, 2, 1), "int64"), ((2,), "int32"), ((), "int32")], "0-D, 1-D or 2-D"),
+    ([((2, 2), "int64"), ((3,), "int32"), ((), "int32")], "one entry per value"),
+    ([((2, 3), "int64"), ((2,), "int32"), ((), "int32")], "one coordinate per output axis"),
+    ([((2, 2), "int64"), ((2,), "int32"), ((1,), "int32")], "default_value must be a scalar"),
+    ([((2, 2), "int64"), ((2,), "int32"), ((), "int64")], "default_value must be a scalar"),
+])
+def test_sparse_to_dense_bad_types(types, message):
+    args = [relay.var(f"a{k}", shape=s, dtype=d) for k, (s, d) in enumerate(types)]
+    with pytest.raises(TypeInferenceError, match=message) as info:
+        relay.transform.InferType()(relay.IRModule.from_expr(
+            relay.Function(args, S.sparse_to_dense(args[0], (3, 4), args[1], args[2]))))
+    assert "sparse_to_dense" in str(info.value)
+
+
+def test_sparse_to_dense_index_out_of_range():
+    with pytest.raises(Error, match="index 5 is out of range"):
+        _run(lambda i, v, d: S.sparse_to_dense(i, (4,), v, d),
+             [_i([0, 5]), _i([1, 2], "int32"), _i(0, "int32")], executor="debug")

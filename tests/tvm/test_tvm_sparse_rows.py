@@ -1,8 +1,9 @@
-"""``relay.sparse_fill_empty_rows``, ``relay.op.sparse_reshape`` and
-``relay.op.segment_sum`` under Relay's signatures: the first gives a ``Tuple`` that
-unpacks into its three fields, the second a ``TupleWrapper``, and ``segment_sum`` with
-``num_segments=None`` counts max(id) + 1 segments at run time (``dyn.segment_sum``),
-with an int the static op (a C kernel)."""
+"""``relay.sparse_fill_empty_rows``, ``relay.op.sparse_reshape``,
+``relay.sparse_to_dense`` and ``relay.op.segment_sum`` under Relay's signatures: the
+first gives a ``Tuple`` that unpacks into its three fields, the second a
+``TupleWrapper``; ``sparse_to_dense``'s default 0 takes the values' dtype; and
+``segment_sum`` with ``num_segments=None`` counts max(id) + 1 segments at run time
+(``dyn.segment_sum``), with an int the static op (a C kernel)."""
 
 import numpy as np
 
@@ -56,3 +57,18 @@ def test_segment_sum_counts_segments_at_run_time_without_num_segments():
     assert testing.run_infer_type(static).checked_type == relay.TensorType((4, 2), "float32")
     np.testing.assert_array_equal(_vm([data, ids], static, *values).numpy(),
                                   [[2, 3], [0, 0], [4, 6], [0, 0]])
+
+
+def test_sparse_to_dense_default_value_and_run_time_shape():
+    """Relay's default 0 takes the values' dtype; an expression shape picks dyn."""
+    ind = relay.var("i", shape=(2,), dtype="int64")
+    val = relay.var("v", shape=(2,), dtype="float64")
+    static = relay.sparse_to_dense(ind, [4], val)
+    assert testing.run_infer_type(static).checked_type == relay.TensorType((4,), "float64")
+    out = _vm([ind, val], static, np.array([3, 0]), np.array([1.5, 2.5]))
+    np.testing.assert_array_equal(out.numpy(), [2.5, 0, 0, 1.5])
+    shape = relay.var("s", shape=(1,), dtype="int64")
+    dyn = relay.sparse_to_dense(ind, shape, val, relay.const(np.array(-1.0)))
+    assert dyn.op.name == "dyn.sparse_to_dense"
+    out = _vm([ind, val, shape], dyn, np.array([3, 0]), np.array([1.5, 2.5]), np.array([5]))
+    np.testing.assert_array_equal(out.numpy(), [2.5, -1, -1, 1.5, -1])

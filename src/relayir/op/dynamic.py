@@ -31,6 +31,7 @@ from ..ir.expr import Expr, const
 from ..ir.op import Attrs, OpPattern, call, get_op, make_attrs, register_op
 from ..ir.types import Any, TensorType, TupleType, is_int
 from .attrs_util import attr_dtype, attr_ints, set_fields
+from .sparse import check_sparse_to_dense
 from .type_rel import check_axes, fail, show_type, tensor
 
 
@@ -304,6 +305,23 @@ register_dynamic("dyn.segment_sum", "segment_sum", (2,), _segment_sum_rel,
           description="segment_sum with a run-time number of segments")
 
 
+# ---------------------------------------------------------------- dyn.sparse_to_dense
+
+
+def _sparse_to_dense_rel(types, attrs):
+    ind, val, default = (tensor(types[i], w) for i, w in (
+        (0, "sparse_indices"), (2, "sparse_values"), (3, "default_value")))
+    n = shape_arg(types[1], "output_shape")
+    check_sparse_to_dense(ind, val, default, n)
+    return TensorType((Any(),) * n, val.dtype)
+
+
+register_dynamic("dyn.sparse_to_dense", "sparse_to_dense", (1,), _sparse_to_dense_rel,
+          lambda a, s: {"output_shape": _ints(s)},
+          ("sparse_indices", "output_shape", "sparse_values", "default_value"),
+          description="sparse_to_dense of a run-time output shape")
+
+
 # ---------------------------------------------------------------- shape_of
 
 
@@ -444,6 +462,12 @@ def segment_sum(data, segment_ids, num_segments):
     return call("dyn.segment_sum", [data, segment_ids, _shape_expr(num_segments)])
 
 
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value):
+    """``sparse_to_dense`` whose output shape is a 1-D int tensor."""
+    return call("dyn.sparse_to_dense", [sparse_indices, _shape_expr(output_shape),
+                                        sparse_values, default_value])
+
+
 def argwhere(condition):
     """The indices of the nonzero entries of ``condition``: shape ``(count, ndim)``."""
     return call("argwhere", [condition])
@@ -461,4 +485,5 @@ def shape_of(data, dtype="int64"):
 
 __all__ = ["DYNAMIC", "DataShapeUnknown", "DynamicOp", "arange", "argwhere", "broadcast_to",
            "full", "ones", "pad", "register_dynamic", "reshape", "segment_sum",
-           "shape_arg", "shape_of", "strided_slice", "tile", "unique", "zeros"]
+           "shape_arg", "shape_of", "sparse_to_dense", "strided_slice", "tile", "unique",
+           "zeros"]

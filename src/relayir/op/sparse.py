@@ -9,6 +9,11 @@ and the dense shape as a 1-D tensor.
 - ``sparse_reshape``: the indices of the same values in a tensor of ``new_shape`` (one
   ``-1`` is inferred); gives ``(new_indices, new_shape)``. Its result shapes follow
   from its input shapes; the values of the two shape tensors are read at run time.
+- ``sparse_to_dense``: the dense tensor of ``output_shape`` (an attribute; a run-time
+  tensor in ``dyn.sparse_to_dense``) holding the values at the indices and
+  ``default_value`` elsewhere. Indices are 0-D (one value), 1-D (one coordinate per
+  value) or 2-D (one row per value); values 0-D (the same at every index) or 1-D; a
+  repeated index keeps its last value, a negative one counts from the end.
 
 Input indices are expected in row-major order (``sparse_fill_empty_rows`` checks that
 the rows are sorted, as its output order depends on it).
@@ -16,11 +21,15 @@ the rows are sorted, as its output order depends on it).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..errors import OpError
-from ..ir.op import OpPattern, call, register_op
+from ..ir.op import Attrs, OpPattern, call, register_op
 from ..ir.types import Any, TensorType, TupleType
+from .attrs_util import attr_ints, set_fields
+from .scatter import wrap_indices
 from .type_rel import dim_may_equal, fail, require_int, show_type, tensors
 
 
@@ -167,6 +176,64 @@ register_op("sparse_reshape", rel=_reshape_rel, ref=_reshape_ref, pattern=OpPatt
             description="COO indices of the same values in a tensor of another shape")
 
 
+# ---------------------------------------------------------------- sparse_to_dense
+
+
+@dataclasses.dataclass(frozen=True)
+class SparseToDenseAttrs(Attrs):
+    output_shape: tuple = ()
+
+    def __post_init__(self):
+        shape = attr_ints(self.output_shape, "output_shape")
+        if any(d < 0 for d in shape):
+            raise ValueError(f"output_shape must hold extents >= 0, found {shape}")
+        set_fields(self, output_shape=shape)
+
+
+def check_sparse_to_dense(ind: TensorType, val: TensorType, default: TensorType,
+                          ndim: int) -> None:
+    """The checks ``sparse_to_dense`` and ``dyn.sparse_to_dense`` share (``ndim``: the
+    output's rank)."""
+    require_int(ind, "sparse_indices")
+    if ind.ndim > 2 or val.ndim > 1:
+        fail(f"sparse_indices {show_type(ind)} must be 0-D, 1-D or 2-D and sparse_values "
+             f"{show_type(val)} 0-D or 1-D")
+    if val.ndim == 1 and ind.ndim >= 1:
+        _agree(ind.shape[0], val.shape[0], "sparse_indices and sparse_values must have one "
+               "entry per value")
+    columns = ind.shape[1] if ind.ndim == 2 else 1
+    _agree(columns, ndim, f"sparse_indices {show_type(ind)} must give one coordinate per "
+           f"output axis")
+    if default.ndim != 0 or default.dtype != val.dtype:
+        fail(f"default_value must be a scalar of the dtype of sparse_values "
+             f"{show_type(val)}, found {show_type(default)}")
+
+
+def _to_dense_rel(types, attrs):
+    ind, val, default = tensors(types, ("sparse_indices", "sparse_values", "default_value"))
+    check_sparse_to_dense(ind, val, default, len(attrs.output_shape))
+    return TensorType(attrs.output_shape, val.dtype)
+
+
+def _to_dense_ref(indices, values, default_value, attrs):
+    shape = attrs.output_shape
+    rows = indices.reshape(-1, 1) if indices.ndim < 2 else indices
+    if rows.shape[1] != len(shape):
+        raise OpError(f"sparse_to_dense: sparse_indices {indices.shape} must give one "
+                      f"coordinate per axis of output_shape {shape}")
+    out = np.full(shape, default_value, dtype=values.dtype)
+    index = tuple(wrap_indices(rows[:, k], d, "sparse_to_dense") for k, d in enumerate(shape))
+    out[index] = np.broadcast_to(values, rows.shape[:1])  # numpy: the last repeat wins
+    return out
+
+
+register_op("sparse_to_dense", rel=_to_dense_rel, ref=_to_dense_ref,
+            pattern=OpPattern.OPAQUE, num_inputs=3,
+            arg_names=("sparse_indices", "sparse_values", "default_value"),
+            attrs=SparseToDenseAttrs,
+            description="a dense tensor of the sparse values over a default value")
+
+
 # ---------------------------------------------------------------- constructors
 
 
@@ -181,4 +248,12 @@ def sparse_reshape(sparse_indices, prev_shape, new_shape):
     return call("sparse_reshape", [sparse_indices, prev_shape, new_shape])
 
 
-__all__ = ["sparse_fill_empty_rows", "sparse_reshape"]
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value):
+    """A dense tensor of ``output_shape`` (ints: the static op) with the values at the
+    indices and ``default_value`` (a scalar expression) elsewhere."""
+    return call("sparse_to_dense", [sparse_indices, sparse_values, default_value],
+                output_shape=output_shape)
+
+
+__all__ = ["check_sparse_to_dense", "sparse_fill_empty_rows", "sparse_reshape",
+           "sparse_to_dense"]

@@ -1,4 +1,5 @@
-"""Samplers for the COO sparse ops (``op/sparse.py``) and ``segment_sum``: indices are
+"""Samplers for the COO sparse ops (``op/sparse.py``, ``dyn.sparse_to_dense``) and
+``segment_sum``: indices are
 drawn inside the dense shape, rows sorted (``sparse_fill_empty_rows`` requires it), and
 never salted with edge values (they are positions). Registered into
 ``fuzz_ops.SAMPLERS``."""
@@ -37,6 +38,25 @@ def _sparse_reshape(b):
     total = int(np.prod(shape))
     new = b.choice(([total], [-1], [1, -1], list(shape[::-1]), [-1, shape[0]]))
     return [indices, b.ints(shape, itype), b.ints(new, itype)], {}
+
+
+@sampler("sparse_to_dense")
+def _sparse_to_dense(b):
+    shape = b.random_shape(b.randint(1, 3), 1, 5)
+    itype, vtype = b.choice(("int32", "int64")), b.choice(NUMERIC)
+    indices, rows = _coo(b, shape, itype)
+    if len(shape) == 1 and b.coin(0.5):  # 1-D indices: one coordinate per value
+        indices = b.new((len(rows),), itype, exact=rows[:, 0], edges=0.0)
+    values = b.new((len(rows),) if b.coin(0.8) else (), vtype)
+    return [indices, values, b.new((), vtype)], {"output_shape": shape}
+
+
+def _dyn_sparse_to_dense(b):
+    (indices, values, default), at = SAMPLERS["sparse_to_dense"](b)
+    return [indices, _shape_input(b, at["output_shape"]), values, default], {}
+
+
+SAMPLERS["dyn.sparse_to_dense"] = _dyn_sparse_to_dense
 
 
 @sampler("segment_sum")

@@ -3,7 +3,7 @@
 
 A ``dyn`` op whose static twin's compute reads only the data inputs and the output's
 shape (``VALUE_SHAPED``: reshape, broadcast_to, tile, zeros, ones, full, squeeze,
-unsqueeze) has that compute:
+unsqueeze, sparse_to_dense) has that compute:
 the VM learns the output shape from the shape inputs' values (``vm/shape_func.py``) and
 the C kernel takes it as run-time dims. The others have no compute: the cpu target runs
 them through their numpy reference.
@@ -16,7 +16,8 @@ from .common import COMPUTE, declare_reference_only
 # an unsqueeze moves no element: it is a reshape to the shape its values give)
 VALUE_SHAPED = {"dyn.reshape": "reshape", "dyn.broadcast_to": "broadcast_to",
                 "dyn.tile": "tile", "dyn.zeros": "zeros", "dyn.ones": "ones",
-                "dyn.full": "full", "dyn.squeeze": "reshape", "dyn.unsqueeze": "reshape"}
+                "dyn.full": "full", "dyn.squeeze": "reshape", "dyn.unsqueeze": "reshape",
+                "dyn.sparse_to_dense": "sparse_to_dense"}
 
 
 def _twin(name: str):

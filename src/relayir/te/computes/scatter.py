@@ -164,3 +164,29 @@ def segment_sum(attrs, inputs, out):
         return E.Reduce("sum", src, (r,), out.dtype, acc)
 
     return compute(out.shape, fn, name="segment_sum", tag="reduce")
+
+
+@COMPUTE.register("sparse_to_dense")
+def sparse_to_dense(attrs, inputs, out):
+    """The values scattered over the default value ("update": a repeated index keeps
+    its last value); indices wrap and clamp as the scatters' do."""
+    indices, values, default = inputs
+    n = len(out.shape)
+
+    def coordinate(where, k):
+        if indices.ndim == 0:
+            return indices[()]
+        return indices[(where[0],) if indices.ndim == 1 else (where[0], E.IntImm(k))]
+
+    def value(where):
+        return values[()] if values.ndim == 0 else values[(where[0],)]
+
+    def fn(*i):
+        def test(where):
+            return E.logical_and(*[E.equal(fix_index(coordinate(where, k), out.shape[k]), i[k])
+                                   for k in range(n)])
+
+        matches = _Matcher([] if indices.ndim == 0 else [indices.shape[0]], test)
+        return _combine("update", default[()], matches, value, out.dtype)
+
+    return compute(out.shape, fn, name="sparse_to_dense", tag="reduce")

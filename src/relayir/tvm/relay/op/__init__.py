@@ -26,6 +26,7 @@ from ._dyn_dispatch import (
     reshape,
     segment_sum,
     shape_of,
+    sparse_to_dense,
     strided_slice,
     tile,
     trilu,

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....ir.expr import Constant, Expr
+from ....errors import Error
+from ....ir.expr import Constant, Expr, Var
 from ....op import dynamic as dyn
 from ....op.algorithm import arange as _arange
 from ....op.algorithm import trilu as _trilu
@@ -14,6 +15,7 @@ from ....op.nn.layers import pad as _pad
 from ....op.reduce import max as _max
 from ....op.scatter import gather_nd as _gather_nd
 from ....op.scatter import segment_sum as _segment_sum
+from ....op.sparse import sparse_to_dense as _sparse_to_dense
 from ....op.tensor import add as _add  # type: ignore[attr-defined]
 from ....op.transform.convert import cast as _cast
 from ....op.transform.creation import full as _full
@@ -123,7 +125,29 @@ def segment_sum(data, segment_ids, num_segments=None):
     return _segment_sum(data, segment_ids, num_segments)
 
 
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0):
+    """A Python number as ``default_value`` (Relay's default 0) becomes a scalar of the
+    values' dtype, which relayir's op requires of it."""
+    if not isinstance(default_value, Expr):
+        default_value = Constant(np.array(default_value, _dtype_of(sparse_values)))
+    output_shape = _value(output_shape)
+    if _is_expr(output_shape):
+        return dyn.sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value)
+    return _sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value)
+
+
+def _dtype_of(e) -> str:
+    if isinstance(e, Constant):
+        return e.data.dtype.name
+    if isinstance(e, Var) and e.type_annotation is not None:
+        return e.type_annotation.dtype
+    if isinstance(e, Expr) and e.has_type:
+        return e.checked_type.dtype
+    raise Error("relay.sparse_to_dense: give default_value as an expression when "
+                "sparse_values has no known dtype")
+
+
 argwhere = dyn.argwhere
 
 __all__ = ["arange", "argwhere", "broadcast_to", "full", "gather_nd", "ones", "pad", "reshape",
-           "segment_sum", "shape_of", "strided_slice", "tile", "trilu", "zeros"]
+           "segment_sum", "shape_of", "sparse_to_dense", "strided_slice", "tile", "trilu", "zeros"]
