@@ -212,3 +212,22 @@ def test_mean_is_an_integer_sum_requantized(attrs):
     body = _q(relay.mean(_deq(x, 2.0, 114), **attrs), 0.5, 7, "uint8")
     got = _check([x], body, [_ints((2, 3, 5), "uint8")], exact=False)
     assert "sum" in got.astext()
+
+
+def test_fake_quantized_ops_counts_the_regions_ops():
+    """Relay's list_fake_quantized_op_freqs: ops between a quantize and the dequantizes
+    it reads; a region reading a float variable is none, an op after the last quantize
+    is outside."""
+    from relayir.transform.fake_quantization_inputs import fake_quantized_ops
+
+    mod = relay.transform.InferType()(relay.parse(HEAD + """
+def @main(%x: Tensor[(2, 4), int8], %w: Tensor[(3, 4), int8], %f: Tensor[(2, 3), float32]) {
+  %0 = nn.dense(qnn.dequantize(%x, 2f, 0), qnn.dequantize(%w, 0.5f, 0));
+  %1 = qnn.quantize(%0, 1f, 0);
+  %2 = nn.relu(transpose(qnn.dequantize(%1, 1f, 0)));
+  %3 = qnn.quantize(%2, 1f, 0);
+  %4 = qnn.quantize(add(qnn.dequantize(%1, 1f, 0), %f), 1f, 0);
+  (sigmoid(qnn.dequantize(%3, 1f, 0)), %4)
+}"""))
+    assert dict(fake_quantized_ops(mod["main"])) == {"nn.dense": 1, "nn.relu": 1,
+                                                    "transpose": 1}

@@ -10,15 +10,21 @@ values; ops that pick or mix them by order or by linear weights (``_ORDERED``: m
 pools and reductions, ``topk``, resizes) commute with an increasing affine map only,
 that is a dequantize with positive scales. ``nn.relu`` at the bottom of a chain is a
 maximum with the zero point, in the same parameters.
+
+``fake_quantized_ops(expr)`` counts the float ops of the regions the pass looks at:
+everything between a ``qnn.quantize`` and the ``qnn.dequantize`` calls (and
+constants) it reads (Relay's ``list_fake_quantized_op_freqs``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
 
-from ..ir.expr import Call, Constant, Expr, Op, TupleGetItem
+from ..ir.expr import Call, Constant, Expr, Op, Tuple, TupleGetItem
+from ..ir.functor import post_order
 from ..ir.op import call
 from ..ir.types import is_float
 
@@ -138,4 +144,35 @@ def int_input(e: Expr) -> tuple[Expr, Deq] | None:
     return q, d
 
 
-__all__ = ["Deq", "callee", "deq", "int_input", "scalar", "walk"]
+def fake_quantized_ops(expr: Expr) -> Counter:
+    """Op name → how many calls sit in a fake-quantized region of ``expr``: one that
+    reaches only dequantizes and constants from a quantize (a region that reads a float
+    variable or a call result from elsewhere is not one). Each call counts once."""
+    counts: Counter = Counter()
+    counted: set = set()
+    for q in post_order(expr):
+        if callee(q) != "qnn.quantize":
+            continue
+        region, seen, stack, whole = [], set(), [q.args[0]], True
+        while stack and whole:
+            e = stack.pop()
+            if e in seen or callee(e) == "qnn.dequantize" or isinstance(e, Constant):
+                continue
+            seen.add(e)
+            if type(e) is Tuple:
+                stack.extend(e.fields)
+            elif type(e) is TupleGetItem:
+                stack.append(e.tuple_value)
+            elif callee(e) is None or callee(e) == "qnn.quantize":
+                whole = False  # a variable, a function call or another region's output
+            else:
+                region.append(e)
+                stack.extend(e.args)
+        for e in region if whole else ():
+            if e not in counted:
+                counted.add(e)
+                counts[e.op.name] += 1
+    return counts
+
+
+__all__ = ["Deq", "callee", "deq", "fake_quantized_ops", "int_input", "scalar", "walk"]

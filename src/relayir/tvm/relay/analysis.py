@@ -17,6 +17,7 @@ from ...ir.functor import post_order
 from ...ir.structural import structural_hash
 from ...ir.types import Kind, TypeVar
 from ...transform import FuseOps, InferType
+from ...transform.fake_quantization_inputs import fake_quantized_ops
 from ..error import missing_attribute, not_in_relayir
 
 
@@ -59,15 +60,24 @@ def extract_fused_functions(mod) -> dict:
     return out
 
 
+def list_fake_quantized_op_freqs(mod) -> dict:
+    """Op name → its calls inside fake-quantized regions (between a ``qnn.quantize`` and
+    the ``qnn.dequantize`` calls it reads), over every function of ``mod``."""
+    counts: Counter = Counter()
+    for fn in mod.functions.values():
+        counts.update(fake_quantized_ops(fn))
+    return dict(counts)
+
+
 __all__ = ["all_type_vars", "all_vars", "bound_type_vars", "bound_vars", "check_kind",
            "check_well_formed", "count_ops", "extract_fused_functions", "free_type_vars",
-           "free_vars", "well_formed"]
+           "free_vars", "list_fake_quantized_op_freqs", "well_formed"]
 
 
 # Relay analyses relayir does not have: the names import, a call says so
 _NOT_OFFERED = ("detect_feature", "Feature", "unmatched_cases", "check_basic_block_normal_form",
                 "get_calibration_data", "count_layers", "extract_intermediate_expr",
-                "list_fake_quantized_op_freqs", "search_fc_transpose", "get_total_mac_number",
+                "search_fc_transpose", "get_total_mac_number",
                 "CallGraph", "get_pad_tuple", "check_constant", "all_dtypes")
 for _name in _NOT_OFFERED:
     globals()[_name] = not_in_relayir(f"tvm.relay.analysis.{_name}",
