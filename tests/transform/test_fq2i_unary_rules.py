@@ -231,3 +231,18 @@ def @main(%x: Tensor[(2, 4), int8], %w: Tensor[(3, 4), int8], %f: Tensor[(2, 3),
 }"""))
     assert dict(fake_quantized_ops(mod["main"])) == {"nn.dense": 1, "nn.relu": 1,
                                                     "transpose": 1}
+
+
+@pytest.mark.parametrize("op", ["add", "subtract", "minimum", "maximum"])
+@pytest.mark.parametrize("axes", [(1, 1), (2, 3)])
+def test_binary_ops_of_per_channel_operands(op, axes):
+    """Each side requantized per channel to the output's per-tensor parameters."""
+    x = relay.var("x", shape=(1, 3, 4, 4), dtype="int8")
+    y = relay.var("y", shape=(1, 3, 4, 4), dtype="int8")
+    n = (3, 4, 4)[axes[0] - 1], (3, 4, 4)[axes[1] - 1]
+    lhs = _deq(x, RNG.uniform(1, 5, n[0]), RNG.integers(1, 3, n[0]), axis=axes[0])
+    rhs = _deq(y, RNG.uniform(1, 5, n[1]), RNG.integers(1, 3, n[1]), axis=axes[1])
+    body = _q(getattr(relay, op)(lhs, rhs), 0.1, 2, "int8")
+    got = _check([x, y], body, [_ints((1, 3, 4, 4), "int8", -25, 25),
+                                _ints((1, 3, 4, 4), "int8", -25, 25)], exact=False)
+    assert "qnn.requantize" in got.astext()

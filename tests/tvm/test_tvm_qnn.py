@@ -32,6 +32,15 @@ def test_qnn_constructors_take_relays_arguments():
     assert relay.qnn.quantize is relay.qnn.op.quantize is relay.qnn.op.qnn.quantize
 
 
+def test_dequantize_takes_a_float64_constant_scale_as_float32():
+    """relay.const of a numpy float64 array is float64; Relay's dequantize takes it."""
+    x = relay.var("x", shape=(1, 3), dtype="int8")
+    y = relay.qnn.op.dequantize(x, relay.const(np.array([0.5, 1.0, 2.0])),
+                                relay.const(np.array([0, 1, 2], "int32")), axis=1)
+    assert y.args[1].data.dtype == np.float32
+    np.testing.assert_array_equal(_run(y, np.array([[2, 3, 4]], "int8")), [[1.0, 2.0, 4.0]])
+
+
 def test_what_relayir_does_not_compute_is_refused_by_name():
     x = relay.var("x", shape=(4,), dtype="int32")
     one, zero = relay.const(1.0), relay.const(0)

@@ -10,7 +10,8 @@ Each rule is rooted at a ``qnn.quantize(f(dequantize(a), ...), s, z)``:
   its arithmetic, so the answers are ONNX Runtime's;
 - ``batch_matmul`` → ``qnn.batch_matmul`` → ``qnn.requantize``;
 - ``add`` → ``qnn.add``; ``multiply`` → ``qnn.mul``; ``subtract`` / ``minimum`` /
-  ``maximum`` of both sides requantized to the output's parameters;
+  ``maximum`` (and a per-channel ``add``) of both sides requantized to the output's
+  parameters;
   ``concatenate`` → ``qnn.concatenate``; ``avg_pool2d`` / ``global_avg_pool2d`` →
   ``qnn.avg_pool2d``; ``mean`` → an int32 ``sum`` requantized;
 - ops that commute with a per-tensor affine map (reshapes, transposes, a split's
@@ -193,34 +194,47 @@ def _clip_per_channel(e: Expr, d: Deq) -> Expr:
     return call("minimum", [call("maximum", [d.data, lo]), hi])
 
 
+def _operand(e: Expr):
+    """``int_input``, or a per-channel dequantize's integers as they are."""
+    got = int_input(e)
+    if got is None and (d := deq(e, per_tensor=False)) is not None:
+        got = d.data, d
+    return got
+
+
 def _binary(m: MatchResult) -> Expr | None:
-    """``multiply`` → ``qnn.mul``; ``subtract``, ``minimum``, ``maximum`` of both sides
-    requantized to the output's parameters (a difference in int32, then saturated)."""
+    """``multiply`` → ``qnn.mul``; ``subtract``, ``minimum``, ``maximum`` (and an ``add``
+    ``qnn.add`` cannot take: per-channel operands) of both sides requantized to the
+    output's parameters (a sum or difference in int32, then saturated)."""
     e = m["e"]
     name = callee(e)
-    if name not in ("multiply", "subtract", "minimum", "maximum"):
+    if name not in ("add", "multiply", "subtract", "minimum", "maximum"):
         return None
-    a, b = int_input(e.args[0]), int_input(e.args[1])
+    a, b = _operand(e.args[0]), _operand(e.args[1])
     _, s, z = m.node.args
     out = m.node.attrs.out_dtype
     if a is None or b is None or not (scalar(s) and scalar(z)):
         return None
     (qa, da), (qb, db) = a, b
     if name == "multiply":
-        if not da.dtype == db.dtype == out:
+        if not (da.dtype == db.dtype == out and da.per_tensor and db.per_tensor):
             return None
         return call("qnn.mul", [qa, qb, da.scale, da.zp, db.scale, db.zp, s, z])
-    acc = "int32" if name == "subtract" else out
+    acc = "int32" if name in ("add", "subtract") else out
 
     def to_out(q, d):
-        return call("qnn.requantize", [q, d.scale, d.zp, s, z], axis=-1, out_dtype=acc)
+        return call("qnn.requantize", [q, d.scale, d.zp, s, z],
+                    axis=-1 if d.per_tensor else d.axis, out_dtype=acc)
 
     ra, rb = to_out(qa, da), to_out(qb, db)
-    if name != "subtract":  # the requantize saturates, and min / max commute with it
+    if acc == out:  # the requantize saturates, and min / max commute with it
         return call(name, [ra, rb])
+    # each side carries the output zero point: a sum has one too many, a difference none
+    zp = call("cast", [z], dtype="int32")
+    total = (call("subtract", [call("add", [ra, rb]), zp]) if name == "add"
+             else call("add", [call("subtract", [ra, rb]), zp]))
     info = np.iinfo(out)
-    diff = call("add", [call("subtract", [ra, rb]), call("cast", [z], dtype="int32")])
-    return call("cast", [call("clip", [diff], a_min=float(info.min), a_max=float(info.max))],
+    return call("cast", [call("clip", [total], a_min=float(info.min), a_max=float(info.max))],
                 dtype=out)
 
 

@@ -13,6 +13,9 @@ relayir does not have (``subtract``, ``conv2d_transpose``, the unary lookup-tabl
 
 from __future__ import annotations
 
+import numpy as np
+
+from .....ir.expr import Constant
 from .....op import qnn as _qnn
 from ....error import NotInRelayirError, not_in_relayir
 
@@ -28,11 +31,19 @@ def quantize(data, output_scale, output_zero_point, axis=-1, out_dtype="int8"):
     return _qnn.quantize(data, output_scale, output_zero_point, axis=axis, out_dtype=out_dtype)
 
 
+def _float32_scale(scale):
+    """A float64 constant scale (``relay.const`` of a numpy float64 array) as float32:
+    Relay's dequantize takes one and computes in float32; relayir's wants float32."""
+    if isinstance(scale, Constant) and scale.data.dtype == np.float64:
+        return Constant(scale.data.astype(np.float32))
+    return scale
+
+
 def dequantize(data, input_scale, input_zero_point, axis=-1, out_dtype="float32"):
     if out_dtype != "float32":
         _refuse(f"dequantize(out_dtype={out_dtype!r})", "relayir's qnn.dequantize gives "
                 "float32")
-    return _qnn.dequantize(data, input_scale, input_zero_point, axis=axis)
+    return _qnn.dequantize(data, _float32_scale(input_scale), input_zero_point, axis=axis)
 
 
 def requantize(data, input_scale, input_zero_point, output_scale, output_zero_point, axis=-1,
