@@ -287,15 +287,27 @@ static int32_t rl_qconv2d(const uint8_t* restrict x, const int8_t* restrict bp,
           memset(row + (pl + wn) * C4, (int)pad_value, (size_t)((Wp - pl - wn) * C4));
           continue;
         }
-        memset(row, (int)pad_value, (size_t)(Wp * C4));
-        if (C4 > C)  /* the channels past C are zeros: whatever the packed kernel holds */
-          for (int64_t q = 0; q < Wp; ++q) memset(row + q * C4 + C, 0, (size_t)(C4 - C));
-        if (h < 0 || h >= H) continue;
-        if (nhwc) {
-          for (int64_t q = 0; q < wn; ++q)
-            memcpy(row + (q + pl) * C4, xb + (h * W + q) * C, (size_t)C);
+        if (nhwc) {  /* C4 > C: pixel by pixel, the channels past C zero (whatever the
+                        packed kernel holds there); byte loops, not a libc call a pixel */
+          const int in_row = h >= 0 && h < H;
+          for (int64_t q = 0; q < Wp; ++q) {
+            uint8_t* px = row + q * C4;
+            const int64_t w = q - pl;
+            if (in_row && w >= 0 && w < wn) {
+              const uint8_t* src = xb + (h * W + w) * C;
+              for (int64_t c = 0; c < C; ++c) px[c] = src[c];
+            } else {
+              for (int64_t c = 0; c < C; ++c) px[c] = (uint8_t)pad_value;
+            }
+            for (int64_t c = C; c < C4; ++c) px[c] = 0;
+          }
           continue;
         }
+        memset(row, (int)pad_value, (size_t)(Wp * C4));
+        if (C4 > C)  /* the channels past C are zeros: whatever the packed kernel holds */
+          for (int64_t q = 0; q < Wp; ++q)
+            for (int64_t c = C; c < C4; ++c) row[q * C4 + c] = 0;
+        if (h < 0 || h >= H) continue;
 #if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512BW__)
         /* 16 pixels x 4 channels at a time: the 4 channel bytes of a pixel are one
            int32 of the NHWC row, scattered at stride C4 */
@@ -500,6 +512,34 @@ static inline __attribute__((always_inline)) void rl_qdw_nhwc_pixel(
 #endif
 }
 
+#if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__) && defined(__AVX512BW__)
+/* The output pixels [lo, hi) of one row whose 3x3 windows are inside the image, channels
+   [c0, c0 + n): rl_qdw_nhwc_pixel with the 9 weight vectors held in registers across
+   the row instead of reloaded per pixel. */
+static inline void rl_qdw_nhwc_row3x3(
+    const uint8_t* restrict x, const int32_t* restrict wv, int32_t* restrict o,
+    uint8_t* restrict o8, int64_t C, int64_t CP, int64_t W, int64_t ih0, int64_t lo,
+    int64_t hi, int64_t sw, int64_t pl, int64_t dh, int64_t dw, int64_t c0, int64_t n,
+    const rl_qrq* rq) {
+  const __mmask16 m = (__mmask16)(n >= 16 ? 0xFFFF : (1u << n) - 1);
+  __m512i wt[9];
+  for (int t = 0; t < 9; ++t) wt[t] = _mm512_loadu_si512((const void*)(wv + t * CP + c0));
+  for (int64_t ow = lo; ow < hi; ++ow) {
+    const uint8_t* p = x + (ih0 * W + ow * sw - pl) * C + c0;
+    __m512i a = _mm512_setzero_si512();
+    #pragma GCC unroll 3
+    for (int i = 0; i < 3; ++i)
+      #pragma GCC unroll 3
+      for (int j = 0; j < 3; ++j) {
+        const __m128i b = _mm_maskz_loadu_epi8(m, p + (i * dh * W + j * dw) * C);
+        a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_cvtepu8_epi32(b), wt[i * 3 + j]));
+      }
+    if (rq) rl_qrq_store16(rq, a, c0, m, o8 + ow * C + c0);
+    else _mm512_mask_storeu_epi32((void*)(o + ow * C + c0), m, a);
+  }
+}
+#endif
+
 /* The NHWC depthwise convolution: x (N, H, W, C) uint8 → out (N, OH, OW, C) int32. A
    pixel's channels are contiguous in both, so the taps read the input in place (no
    interleaving copy) and the sums store as they are; the weight is laid out once per
@@ -539,11 +579,17 @@ static int32_t rl_qdepthwise_nhwc(const uint8_t* restrict x, const int8_t* restr
       for (; ow < lo; ++ow)
         rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
                           ow * sw - pl, dh, dw, KH, KW, c0, n, 0, rq);
-      if (rows_in && KH == 3 && KW == 3)  /* the usual window: constant trip counts */
+      if (rows_in && KH == 3 && KW == 3) {  /* the usual window: constant trip counts */
+#if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__) && defined(__AVX512BW__)
+        rl_qdw_nhwc_row3x3(xb, wv, orow, orow8, C, CP, W, ih0, ow, hi, sw, pl, dh, dw, c0,
+                           n, rq);
+        ow = hi > ow ? hi : ow;
+#else
         for (; ow < hi; ++ow)
           rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
                             ow * sw - pl, dh, dw, 3, 3, c0, n, 1, rq);
-      else
+#endif
+      } else
         for (; ow < hi; ++ow)
           rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
                             ow * sw - pl, dh, dw, KH, KW, c0, n, rows_in, rq);
