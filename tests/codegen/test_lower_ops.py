@@ -198,6 +198,9 @@ def _transform_cases():
     yield Case("reshape", [x], {"newshape": (6, 4)})
     yield Case("reshape", [x], {"newshape": (4, -1)})
     yield Case("reshape", [x], {"newshape": (0, -3)})
+    yield Case("reshape_like", [x, rand((4, 3, 2), "int8")])
+    yield Case("reshape_like", [x, rand((5, 12, 2), "float32")],
+               {"lhs_begin": 1, "rhs_begin": 1, "rhs_end": -1}, note="axes")
     yield Case("reshape", [rand((5, 7), "int32", 1)], {"newshape": (-4, 5, 1, -2)})
     yield Case("transpose", [x], {})
     yield Case("transpose", [x], {"axes": (1, 0, 2)})

@@ -480,3 +480,24 @@ def test_attrs_normalise_to_tuples():
     assert relayir.split(x, [1, 2]).attrs.indices_or_sections == (1, 2)
     assert relayir.transpose(x, [1, 0]).attrs == relayir.transpose(x, (1, 0)).attrs
     assert relayir.full(1, (2,)).attrs.dtype is None
+
+
+@pytest.mark.parametrize("like_shape, attrs, want", [
+    ((4, 6), {}, (4, 6)),
+    ((1, 6, 5), {"lhs_begin": 1, "lhs_end": 3, "rhs_begin": 1, "rhs_end": 2}, (1, 6, 4)),
+    ((7, 6), {"lhs_begin": -3, "lhs_end": -1, "rhs_begin": -1}, (1, 6, 4)),
+])
+def test_reshape_like_takes_the_other_tensors_axes(like_shape, attrs, want):
+    x = rand((1, 2, 3, 4), "float32", 3)
+    check_op("reshape_like", [x, rand(like_shape, "int8", 4)], x.reshape(want), attrs)
+
+
+@pytest.mark.parametrize("like_shape, attrs, match", [
+    ((5, 5), {}, "element counts differ"),
+    ((4, 6), {"lhs_begin": 3, "lhs_end": 1}, r"data axes \[3, 1\) are not a range"),
+    ((4, 6), {"rhs_end": 5}, r"shape_like axes \[0, 5\) are not a range"),
+])
+def test_reshape_like_refuses_bad_ranges_naming_the_op(like_shape, attrs, match):
+    with pytest.raises(TypeInferenceError, match=match) as info:
+        infer_op_type("reshape_like", [rand((1, 2, 3, 4)), rand(like_shape)], attrs)
+    assert "reshape_like" in str(info.value)

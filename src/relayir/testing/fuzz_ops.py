@@ -213,6 +213,13 @@ def _reshape(b):
     return [x], {"newshape": tuple(new)}
 
 
+@sampler("reshape_like")
+def _reshape_like(b):
+    x = b.data((1, 4), ALL)
+    like = b.new(_factor(math.prod(b.shape(x)), b), b.choice(ALL))
+    return [x, like], {}
+
+
 @sampler("transpose")
 def _transpose(b):
     x = b.data((1, 4), ALL)

@@ -157,6 +157,7 @@ CASES = [
     ("nn.pad", [X34, np.asarray(0.5)], dict(pad_width=((1, 0), (2, 1)))),
     ("nn.batch_flatten", [rnd(2, 3, 2)], None),
     ("reshape", [X34], dict(newshape=(2, 6))),
+    ("reshape_like", [X34, rnd(6, 2)], None),
     ("squeeze", [rnd(3, 1, 4)], dict(axis=(1,))),
     ("expand_dims", [X34], dict(axis=1)),
     ("transpose", [rnd(2, 3, 4)], dict(axes=(1, 2, 0))),

@@ -59,10 +59,12 @@ from .replicate import (
 from .shape import (
     ExpandDimsAttrs,
     ReshapeAttrs,
+    ReshapeLikeAttrs,
     SqueezeAttrs,
     TransposeAttrs,
     expand_dims,
     reshape,
+    reshape_like,
     reshape_shape,
     squeeze,
     transpose,
@@ -71,6 +73,6 @@ from .shape import (
 
 __all__ = [
     "broadcast_to", "cast", "clip", "concatenate", "expand_dims", "full", "full_like",
-    "ones", "ones_like", "repeat", "reshape", "reverse", "split", "squeeze", "stack",
-    "strided_slice", "take", "tile", "transpose", "where", "zeros", "zeros_like",
+    "ones", "ones_like", "repeat", "reshape", "reshape_like", "reverse", "split", "squeeze",
+    "stack", "strided_slice", "take", "tile", "transpose", "where", "zeros", "zeros_like",
 ]

@@ -1,4 +1,5 @@
-"""Shape transforms: ``reshape``, ``transpose``, ``squeeze``, ``expand_dims``."""
+"""Shape transforms: ``reshape``, ``reshape_like``, ``transpose``, ``squeeze``,
+``expand_dims``."""
 
 from __future__ import annotations
 
@@ -153,6 +154,57 @@ register_op("reshape", rel=_reshape_rel, ref=runtime_checked(_reshape_ref),
             pattern=OpPattern.INJECTIVE, num_inputs=1, attrs=ReshapeAttrs)
 
 
+# ---------------------------------------------------------------- reshape_like
+
+
+@dataclasses.dataclass(frozen=True)
+class ReshapeLikeAttrs(Attrs):
+    """data's axes ``[lhs_begin, lhs_end)`` become shape_like's ``[rhs_begin, rhs_end)``
+    (None: to the last axis; negative: from the end), as Relay's ``reshape_like``."""
+
+    lhs_begin: int = 0
+    lhs_end: int | None = None
+    rhs_begin: int = 0
+    rhs_end: int | None = None
+
+    def __post_init__(self):
+        set_fields(self, **{k: None if getattr(self, k) is None else attr_int(getattr(self, k), k)
+                            for k in ("lhs_begin", "lhs_end", "rhs_begin", "rhs_end")})
+
+
+def _span(begin, end, ndim: int, what: str) -> tuple[int, int]:
+    b = begin + ndim if begin < 0 else begin
+    e = ndim if end is None else (end + ndim if end < 0 else end)
+    if not 0 <= b <= e <= ndim:
+        fail(f"{what} axes [{begin}, {end}) are not a range of the {ndim} axes")
+    return b, e
+
+
+def reshape_like_shape(data_shape, like_shape, attrs) -> tuple:
+    lb, le = _span(attrs.lhs_begin, attrs.lhs_end, len(data_shape), "data")
+    rb, re = _span(attrs.rhs_begin, attrs.rhs_end, len(like_shape), "shape_like")
+    shape = (*data_shape[:lb], *like_shape[rb:re], *data_shape[le:])
+    if certainly_differ(dim_product(data_shape), dim_product(shape)):
+        fail(f"cannot reshape ({', '.join(map(repr, data_shape))}) to "
+             f"({', '.join(map(repr, shape))}): the element counts differ")
+    return shape
+
+
+def _reshape_like_rel(types, attrs):
+    data, like = tensor(types[0]), tensor(types[1], "shape_like")
+    return TensorType(reshape_like_shape(data.shape, like.shape, attrs), data.dtype)
+
+
+def _reshape_like_ref(x, like, attrs):
+    return np.reshape(x, reshape_like_shape(x.shape, like.shape, attrs))
+
+
+register_op("reshape_like", rel=_reshape_like_rel, ref=runtime_checked(_reshape_like_ref),
+            pattern=OpPattern.INJECTIVE, num_inputs=2, arg_names=("data", "shape_like"),
+            attrs=ReshapeLikeAttrs,
+            description="reshape to (part of) another tensor's shape")
+
+
 # ---------------------------------------------------------------- transpose, squeeze, expand
 
 
@@ -255,6 +307,13 @@ register_op("expand_dims", rel=_expand_dims_rel, ref=_expand_dims_ref,
 def reshape(data, newshape, allowzero=False):
     """Reshape; ``newshape`` takes Relay's special values 0, -1, -2, -3, -4."""
     return call("reshape", [data], newshape=newshape, allowzero=allowzero)
+
+
+def reshape_like(data, shape_like, lhs_begin=0, lhs_end=None, rhs_begin=0, rhs_end=None):
+    """Reshape ``data``'s axes ``[lhs_begin, lhs_end)`` to ``shape_like``'s
+    ``[rhs_begin, rhs_end)`` (all of both by default)."""
+    return call("reshape_like", [data, shape_like], lhs_begin=lhs_begin, lhs_end=lhs_end,
+                rhs_begin=rhs_begin, rhs_end=rhs_end)
 
 
 def transpose(data, axes=None):

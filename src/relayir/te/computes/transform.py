@@ -23,6 +23,8 @@ def _reshape_like(attrs, inputs, out, name="reshape"):
 
 
 COMPUTE.register("reshape")(_reshape_like)
+COMPUTE.register("reshape_like")(  # the second input gives only the output's shape
+    lambda attrs, inputs, out: _reshape_like(attrs, inputs, out, "reshape_like"))
 COMPUTE.register("nn.batch_flatten")(
     lambda attrs, inputs, out: _reshape_like(attrs, inputs, out, "batch_flatten"))
 

@@ -22,6 +22,11 @@ def _reshape(call, out, g):
     return [_t.reshape(g, shape_of(call.args[0]))]
 
 
+@GRADIENT.register("reshape_like")
+def _reshape_like(call, out, g):
+    return [_t.reshape(g, shape_of(call.args[0])), None]
+
+
 @GRADIENT.register("transpose")
 def _transpose(call, out, g):
     n = len(shape_of(call.args[0]))
