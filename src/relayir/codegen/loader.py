@@ -129,6 +129,9 @@ class BoundCall:
         # the partial may outlive this object (run loops keep only it): it must keep the
         # pointer array and the buffers alive itself
         self.unchecked.keep = (self._keep, self.arrays, kernel)
+        # the argument slots, for an executor that points one at a caller's array for a
+        # call (``ptrs[i] = address``; it keeps that array alive meanwhile)
+        self.unchecked.pointers = ptrs
 
     def __call__(self) -> None:
         rc = self.unchecked()

@@ -9,7 +9,9 @@ each node's kernel to its argument views (``Kernel.bind``: checked once, here).
 allocation or checks per kernel.
 
 Inputs are copied into their storage by ``set_input``, which checks the name, dtype and
-shape first, so a kernel only ever sees the shapes it was built for. ``get_output``
+shape first, so a kernel only ever sees the shapes it was built for; the per-call path
+of ``relayir.runtime`` (``run_checked``) reads a large input from the caller's array
+instead, re-pointing the C kernels that read it (``IN_PLACE_BYTES``). ``get_output``
 returns a copy (the storage is reused by the next run); before a run has completed
 (none yet, or the last one failed) there is no output to return, and it says so
 rather than hand back uninitialised memory.
@@ -29,6 +31,10 @@ from .graph_json import check_graph
 from .memory_plan import ALIGNMENT, plan_memory, storage_offsets
 from .params import load_params
 from .tensors import aligned_empty, check_input
+
+# inputs at least this large are read from the caller's array by ``run_checked``: their
+# copy (~10 GB/s) costs more than re-pointing their readers
+IN_PLACE_BYTES = 64 * 1024
 
 
 class GraphExecutorError(Error):
@@ -86,12 +92,15 @@ class GraphModule:
         self._args: dict[str, int] = {}  # every null node's name → entry id
         self._input_names: list[str] = []  # the ones that are not params, in order
         calls, names = [], []
+        readers: dict[int, list] = {}  # entry id → (call index, argument slot) reading it
         for nid, node in enumerate(nodes):
             if node["op"] == "null":
                 self._args[node["name"]] = row_ptr[nid]
                 if node["name"] not in params:
                     self._input_names.append(node["name"])
                 continue
+            for slot, (src, i, _) in enumerate(node["inputs"]):
+                readers.setdefault(row_ptr[src] + i, []).append((len(calls), slot))
             func_name = node["attrs"]["func_name"]
             try:
                 kernel = lib[func_name]
@@ -110,6 +119,37 @@ class GraphModule:
         self._output_names = list(graph.get("output_names") or ())
         self._unset = set(self._input_names)
         self._ran = False  # a run completed since set-up: the outputs hold its results
+        self._in_place = self._in_place_slots(readers, sids)
+        self._bound: dict[str, np.ndarray] = {}  # inputs read from the caller's array
+
+    def _in_place_slots(self, readers: dict, sids: list) -> dict[str, tuple]:
+        """The inputs ``run_checked`` may read from the caller's array instead of a copy:
+        large ones (the copy costs more than re-pointing the kernels that read it, ~0.2 us
+        each) read only by C kernels, owning their storage, not an output. ``{name:
+        (the readers' (pointer array, slot) pairs, the input's own buffer address)}``."""
+        out = {}
+        for name in self._input_names:
+            eid = self._args[name]
+            view = self._views[eid]
+            if view.nbytes < IN_PLACE_BYTES or eid in self._outputs or (
+                    sids.count(sids[eid]) != 1):
+                continue
+            slots = [(getattr(self._calls[c], "pointers", None), k)
+                     for c, k in readers.get(eid, [])]
+            if slots and all(p is not None for p, _ in slots):
+                out[name] = (tuple(slots), view.ctypes.data)
+        return out
+
+    def _point(self, name: str, array: np.ndarray | None) -> None:
+        """Let the kernels that read input ``name`` read ``array`` (None: its buffer)."""
+        slots, own = self._in_place[name]
+        address = own if array is None else array.ctypes.data
+        for pointers, k in slots:
+            pointers[k] = address
+        if array is None:
+            del self._bound[name]
+        else:
+            self._bound[name] = array  # alive while the kernels point at it
 
     # ------------------------------------------------------------ inputs
 
@@ -138,6 +178,8 @@ class GraphModule:
         name, eid = self._entry(key)
         dst = self._views[eid]
         value = check_input(repr(name), value, dst.dtype.name, dst.shape, GraphExecutorError)
+        if name in self._bound:
+            self._point(name, None)
         np.copyto(dst, value)
         self._unset.discard(name)
 
@@ -149,7 +191,8 @@ class GraphModule:
             self._set(name, value)
 
     def get_input(self, key) -> np.ndarray:
-        return self._views[self._entry(key)[1]].copy()
+        name, eid = self._entry(key)
+        return (self._bound[name] if name in self._bound else self._views[eid]).copy()
 
     def get_num_inputs(self) -> int:
         """The number of inputs the caller sets (params excluded)."""
@@ -175,12 +218,19 @@ class GraphModule:
         self._execute()
 
     def run_checked(self, arrays) -> list[np.ndarray]:
-        """Copy ``arrays`` (the inputs in ``get_input_info`` order, their dtypes and
-        shapes already checked by the caller: ``CompiledModel.check_inputs``) in, run,
-        and return copies of the outputs: the per-call path of ``relayir.runtime``'s
-        models, without checking every input a second time."""
-        views = self._views
+        """Take ``arrays`` (the inputs in ``get_input_info`` order, their dtypes and
+        shapes already checked by the caller: ``CompiledModel.check_inputs``), run, and
+        return copies of the outputs: the per-call path of ``relayir.runtime``'s models,
+        without checking every input a second time. A large C-contiguous input is read
+        where it is (the kernels re-pointed at it: no copy; no kernel assumes more
+        alignment than the element's), others are copied in."""
+        views, in_place = self._views, self._in_place
         for name, a in zip(self._input_names, arrays):
+            if name in in_place and a.flags.c_contiguous and a.flags.aligned:
+                self._point(name, a)
+                continue
+            if name in self._bound:
+                self._point(name, None)
             np.copyto(views[self._args[name]], a)
         self._unset.clear()
         self._execute()
