@@ -199,6 +199,9 @@ def _transform_cases():
     yield Case("reshape", [x], {"newshape": (4, -1)})
     yield Case("reshape", [x], {"newshape": (0, -3)})
     yield Case("reshape_like", [x, rand((4, 3, 2), "int8")])
+    grid = (rand((3,), "float32", 2), rand((), "float32", 3), rand((4,), "float32", 4))
+    yield Case("meshgrid", [grid], {"indexing": "ij"})
+    yield Case("meshgrid", [grid], {"indexing": "xy"}, note="xy")
     yield Case("reshape_like", [x, rand((5, 12, 2), "float32")],
                {"lhs_begin": 1, "rhs_begin": 1, "rhs_end": -1}, note="axes")
     yield Case("reshape", [rand((5, 7), "int32", 1)], {"newshape": (-4, 5, 1, -2)})

@@ -501,3 +501,19 @@ def test_reshape_like_refuses_bad_ranges_naming_the_op(like_shape, attrs, match)
     with pytest.raises(TypeInferenceError, match=match) as info:
         infer_op_type("reshape_like", [rand((1, 2, 3, 4)), rand(like_shape)], attrs)
     assert "reshape_like" in str(info.value)
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_is_numpys_with_scalars_as_length_one(indexing):
+    xs = (rand((3,), "float32", 1), rand((), "float32", 2), rand((2,), "float32", 3))
+    check_op("meshgrid", [xs], tuple(np.meshgrid(*xs, indexing=indexing)),
+             {"indexing": indexing})
+
+
+def test_meshgrid_refuses_matrices_and_mixed_dtypes():
+    for second in (rand((2, 2)), rand((2,), "int32")):
+        with pytest.raises(TypeInferenceError, match="must be 0-D or 1-D") as info:
+            infer_op_type("meshgrid", [(rand((3,)), second)])
+        assert "meshgrid" in str(info.value)
+    with pytest.raises(OpError, match="indexing must be 'ij' or 'xy'"):
+        relayir.op.transform.meshgrid([relayir.var("x", shape=(2,))], indexing="ji")

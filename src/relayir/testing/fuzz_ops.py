@@ -213,6 +213,13 @@ def _reshape(b):
     return [x], {"newshape": tuple(new)}
 
 
+@sampler("meshgrid")
+def _meshgrid(b):
+    dtype = b.choice(ALL)
+    return [tuple(b.new(b.random_shape(b.randint(0, 1), 1, 4), dtype)
+                  for _ in range(b.randint(1, 3)))], {"indexing": b.choice(("ij", "xy"))}
+
+
 @sampler("reshape_like")
 def _reshape_like(b):
     x = b.data((1, 4), ALL)

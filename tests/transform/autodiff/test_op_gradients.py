@@ -158,6 +158,7 @@ CASES = [
     ("nn.batch_flatten", [rnd(2, 3, 2)], None),
     ("reshape", [X34], dict(newshape=(2, 6))),
     ("reshape_like", [X34, rnd(6, 2)], None),
+    ("meshgrid", [[rnd(3), rnd(2, seed=1), rnd(4, seed=2)]], dict(indexing="xy")),
     ("squeeze", [rnd(3, 1, 4)], dict(axis=(1,))),
     ("expand_dims", [X34], dict(axis=1)),
     ("transpose", [rnd(2, 3, 4)], dict(axes=(1, 2, 0))),

@@ -48,10 +48,12 @@ from .join import (
 )
 from .replicate import (
     BroadcastToAttrs,
+    MeshgridAttrs,
     RepeatAttrs,
     ReverseAttrs,
     TileAttrs,
     broadcast_to,
+    meshgrid,
     repeat,
     reverse,
     tile,
@@ -73,6 +75,7 @@ from .shape import (
 
 __all__ = [
     "broadcast_to", "cast", "clip", "concatenate", "expand_dims", "full", "full_like",
-    "ones", "ones_like", "repeat", "reshape", "reshape_like", "reverse", "split", "squeeze",
-    "stack", "strided_slice", "take", "tile", "transpose", "where", "zeros", "zeros_like",
+    "meshgrid", "ones", "ones_like", "repeat", "reshape", "reshape_like", "reverse", "split",
+    "squeeze", "stack", "strided_slice", "take", "tile", "transpose", "where", "zeros",
+    "zeros_like",
 ]

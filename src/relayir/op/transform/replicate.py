@@ -1,4 +1,4 @@
-"""Replication: ``broadcast_to``, ``tile``, ``repeat``, ``reverse``."""
+"""Replication: ``broadcast_to``, ``tile``, ``repeat``, ``reverse``, ``meshgrid``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from ...ir.op import Attrs, OpPattern, call, register_op
-from ...ir.types import TensorType
+from ...ir.types import TensorType, TupleType
 from ..attrs_util import attr_int, attr_ints, set_fields
 from ..type_rel import (
     check_axis,
@@ -16,7 +16,8 @@ from ..type_rel import (
     show_type,
     tensor,
 )
-from ._common import _attr_shape
+from ._common import _attr_shape, _check_tensor_list
+from .join import _tensor_list
 
 # ---------------------------------------------------------------- broadcast_to, tile, repeat
 
@@ -114,6 +115,53 @@ def _reverse_rel(types, attrs):
 
 register_op("reverse", rel=_reverse_rel, ref=lambda x, attrs: np.flip(x, axis=attrs.axis),
             pattern=OpPattern.INJECTIVE, num_inputs=1, attrs=ReverseAttrs)
+
+
+# ---------------------------------------------------------------- meshgrid
+
+
+@dataclasses.dataclass(frozen=True)
+class MeshgridAttrs(Attrs):
+    """numpy's ``indexing``: "ij" (matrix: output axis k runs along input k) or "xy"
+    (Cartesian: the first two axes swap)."""
+
+    indexing: str = "ij"
+
+    def __post_init__(self):
+        if self.indexing not in ("ij", "xy"):
+            raise ValueError(f"indexing must be 'ij' or 'xy', found {self.indexing!r}")
+
+
+def meshgrid_axes(n: int, indexing: str) -> list[int]:
+    """The output axis each of the ``n`` inputs runs along."""
+    axes = list(range(n))
+    if indexing == "xy" and n >= 2:
+        axes[0], axes[1] = 1, 0
+    return axes
+
+
+def _meshgrid_rel(types, attrs):
+    ts = _check_tensor_list(types[0])
+    for k, t in enumerate(ts):
+        if t.ndim > 1 or t.dtype != ts[0].dtype:
+            fail(f"data.{k} {show_type(t)} must be 0-D or 1-D with the dtype of data.0 "
+                 f"{show_type(ts[0])}")
+    lengths = [t.shape[0] if t.ndim else 1 for t in ts]
+    shape = [1] * len(ts)
+    for length, axis in zip(lengths, meshgrid_axes(len(ts), attrs.indexing)):
+        shape[axis] = length
+    return TupleType(tuple(TensorType(tuple(shape), ts[0].dtype) for _ in ts))
+
+
+register_op("meshgrid", rel=_meshgrid_rel,
+            ref=lambda xs, attrs: tuple(np.meshgrid(*xs, indexing=attrs.indexing)),
+            pattern=OpPattern.INJECTIVE, num_inputs=1, attrs=MeshgridAttrs,
+            description="coordinate grids from 1-D tensors (numpy's meshgrid)")
+
+
+def meshgrid(data, indexing="ij"):
+    """One grid per input (a tuple-typed call); a 0-D input counts as length 1."""
+    return call("meshgrid", [_tensor_list(data)], indexing=indexing)
 
 
 def broadcast_to(data, shape):

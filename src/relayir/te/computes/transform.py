@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ...op.layout import parse_layout
 from ...op.transform import slice_plan, slice_range, transpose_perm
+from ...op.transform.replicate import meshgrid_axes
 from ...op.type_rel import check_insert_axis
 from .. import expr as E
 from ..tensor import compute
@@ -115,6 +116,19 @@ def split(attrs, inputs, out):
         parts.append(compute(o.shape, fn, name=f"split{k}", tag="injective"))
         offset = offset + o.shape[axis]
     return parts
+
+
+@COMPUTE.register("meshgrid")
+def meshgrid(attrs, inputs, out):
+    """Grid k reads input k at the output index of the axis it runs along."""
+    xs = inputs[0]
+    grids = []
+    for k, (x, axis) in enumerate(zip(xs, meshgrid_axes(len(xs), attrs.indexing))):
+        def fn(*i, x=x, axis=axis):
+            return x[(i[axis],) if x.ndim else ()]
+
+        grids.append(compute(out[k].shape, fn, name=f"meshgrid{k}", tag="injective"))
+    return grids
 
 
 @COMPUTE.register("strided_slice")

@@ -13,6 +13,7 @@ from ....op import transform as _t
 from ....op.layout import layout_transform
 from ....op.transform import slice_plan, slice_range
 from ....op.transform import split as _split
+from ....op.transform.replicate import meshgrid_axes
 from . import GRADIENT
 from ._util import collapse_like, dilate, dtype_of, pad_crop, scalar, shape_of
 
@@ -25,6 +26,16 @@ def _reshape(call, out, g):
 @GRADIENT.register("reshape_like")
 def _reshape_like(call, out, g):
     return [_t.reshape(g, shape_of(call.args[0])), None]
+
+
+@GRADIENT.register("meshgrid")
+def _meshgrid(call, out, g):
+    """Input k gets its grid's adjoint summed over the other axes."""
+    fields = call.args[0].checked_type.fields
+    axes = meshgrid_axes(len(fields), call.attrs.indexing)
+    sums = [_r.sum(gk, axis=[a for a in range(len(fields)) if a != ax])
+            for gk, ax in zip(g, axes)]
+    return [[_t.reshape(gk, tuple(int(d) for d in f.shape)) for gk, f in zip(sums, fields)]]
 
 
 @GRADIENT.register("transpose")

@@ -35,6 +35,7 @@ from ._dyn_dispatch import (
 from ._tuple_ops import (
     mean_std,
     mean_variance,
+    meshgrid,
     sparse_fill_empty_rows,
     sparse_reshape,
     split,

@@ -12,6 +12,7 @@ from ....op.reduce import mean, std, variance
 from ....op.sparse import sparse_fill_empty_rows as _sparse_fill_empty_rows
 from ....op.sparse import sparse_reshape as _sparse_reshape
 from ....op.transform.join import split as _split
+from ....op.transform.replicate import meshgrid as _meshgrid
 from ..expr import TupleWrapper
 
 
@@ -61,6 +62,10 @@ def mean_std(data, axis=None, keepdims: bool = False, exclude: bool = False,
                                std(data, axis, keepdims, exclude, unbiased)]), 2)
 
 
+def meshgrid(data, indexing: str = "ij") -> TupleWrapper:
+    return TupleWrapper(_meshgrid(data, indexing), len(data))
+
+
 def sparse_fill_empty_rows(sparse_indices, sparse_values, dense_shape, default_value) -> Tuple:
     """Relay gives a ``Tuple`` of the three fields (not a ``TupleWrapper``)."""
     out = _sparse_fill_empty_rows(sparse_indices, sparse_values, dense_shape, default_value)
@@ -71,5 +76,5 @@ def sparse_reshape(sparse_indices, prev_shape, new_shape) -> TupleWrapper:
     return TupleWrapper(_sparse_reshape(sparse_indices, prev_shape, new_shape), 2)
 
 
-__all__ = ["batch_norm", "dropout_raw", "mean_std", "mean_variance", "sparse_fill_empty_rows",
-           "sparse_reshape", "split", "topk", "unique"]
+__all__ = ["batch_norm", "dropout_raw", "mean_std", "mean_variance", "meshgrid",
+           "sparse_fill_empty_rows", "sparse_reshape", "split", "topk", "unique"]
