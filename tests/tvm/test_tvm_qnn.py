@@ -41,6 +41,21 @@ def test_dequantize_takes_a_float64_constant_scale_as_float32():
     np.testing.assert_array_equal(_run(y, np.array([[2, 3, 4]], "int8")), [[1.0, 2.0, 4.0]])
 
 
+def test_unary_qnn_ops_are_quantized_float_ops_that_become_tables():
+    """relay.qnn.op.sigmoid(x, s, z, os, oz) is quantize(sigmoid(dequantize(x))); the
+    build's FakeQuantizationToInteger reads a table of its 256 values."""
+    x = relay.var("x", shape=(256,), dtype="uint8")
+    y = relay.qnn.op.sigmoid(x, relay.const(0.05), relay.const(128), relay.const(1 / 256),
+                             relay.const(0))
+    assert y.op.name == "qnn.quantize" and y.args[0].op.name == "sigmoid"
+    mod = relay.transform.FakeQuantizationToInteger()(relay.transform.InferType()(
+        relay.IRModule.from_expr(relay.Function([x], y))))
+    assert "take" in mod.astext() and "sigmoid" not in mod.astext()
+    xs = np.arange(256).astype("uint8")
+    want = np.clip(np.rint(256 / (1 + np.exp(-0.05 * (xs - 128.0)))), 0, 255)
+    assert np.abs(_run(y, xs).astype(int) - want).max() <= 1
+
+
 def test_what_relayir_does_not_compute_is_refused_by_name():
     x = relay.var("x", shape=(4,), dtype="int32")
     one, zero = relay.const(1.0), relay.const(0)

@@ -7,16 +7,19 @@ refused by name (``NotInRelayirError``) rather than computed another way: a requ
 ``rounding`` other than relayir's (``"UPWARD"``, ``"TONEAREST"``: Relay's fixed-point
 multiplier rounds ties up or away from zero), a ``compute_dtype`` other than float32,
 ``requantize_config``, a dequantize to a dtype other than float32, and the QNN ops
-relayir does not have (``subtract``, ``conv2d_transpose``, the unary lookup-table ops,
-``simulated_*``, ``leaky_relu``, ``softmax``, ``contrib_dense_pack``).
+relayir does not have (``subtract``, ``conv2d_transpose``, ``hardswish``,
+``simulated_*``, ``leaky_relu``, ``softmax``, ``contrib_dense_pack``). The unary ops
+(``sigmoid``, ``exp``, ``rsqrt``...) are their definition, ``quantize(f(dequantize(x)))``,
+which FakeQuantizationToInteger turns into a lookup table.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .....ir.expr import Constant
+from .....ir.expr import Constant, Var
 from .....op import qnn as _qnn
+from .....op import tensor as _tensor
 from ....error import NotInRelayirError, not_in_relayir
 
 _ROUNDINGS = ("None", None)
@@ -92,6 +95,34 @@ def _binary(op, name):
     return make
 
 
+def _unary(name: str):
+    """Relay's ``qnn.op.<name>``: ``quantize(<name>(dequantize(x)))`` in the input's
+    dtype; FakeQuantizationToInteger makes it a lookup table (relayir's QNN dialect has
+    no unary ops: the table is computed from the float op's reference)."""
+    float_op = getattr(_tensor, name)
+
+    def op(x, scale, zero_point, output_scale, output_zero_point):
+        y = float_op(_qnn.dequantize(x, _float32_scale(scale), zero_point))
+        return _qnn.quantize(y, output_scale, output_zero_point, out_dtype=_dtype_of(x))
+
+    op.__name__ = name
+    return op
+
+
+def _dtype_of(x) -> str:
+    if isinstance(x, Constant):
+        return x.data.dtype.name
+    if isinstance(x, Var) and x.type_annotation is not None:
+        return x.type_annotation.dtype
+    if x.has_type:
+        return x.checked_type.dtype
+    _refuse("unary ops on an expression of unknown dtype", "relayir needs the input's dtype "
+            "to build the quantize; annotate the variable or infer types first")
+
+
+tanh, exp, sqrt, rsqrt = _unary("tanh"), _unary("exp"), _unary("sqrt"), _unary("rsqrt")
+erf, abs, sigmoid, log = _unary("erf"), _unary("abs"), _unary("sigmoid"), _unary("log")  # noqa: A001
+
 add = _binary(_qnn.add, "add")
 mul = _binary(_qnn.mul, "mul")
 
@@ -124,10 +155,10 @@ _NOT_OFFERED = {
     "current_requantize_config": "relayir's qnn.requantize has one rounding (half to even)",
     "RequantizeConfig": "relayir's qnn.requantize has one rounding (half to even)",
 }
-for _name in ("tanh", "exp", "sqrt", "rsqrt", "erf", "abs", "sigmoid", "hardswish", "log"):
-    _NOT_OFFERED[_name] = "relayir's QNN dialect has no unary (lookup-table) ops"
+_NOT_OFFERED["hardswish"] = "relayir's QNN dialect has no hardswish"
 for _name, _why in _NOT_OFFERED.items():
     globals()[_name] = not_in_relayir(f"tvm.relay.qnn.op.{_name}", _why)
 
-__all__ = ["add", "avg_pool2d", "batch_matmul", "concatenate", "conv2d", "dense",
-           "dequantize", "mul", "quantize", "requantize", *_NOT_OFFERED]
+__all__ = ["abs", "add", "avg_pool2d", "batch_matmul", "concatenate", "conv2d", "dense",
+           "dequantize", "erf", "exp", "log", "mul", "quantize", "requantize", "rsqrt",
+           "sigmoid", "sqrt", "tanh", *_NOT_OFFERED]
