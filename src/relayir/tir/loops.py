@@ -49,8 +49,8 @@ from .stmt import (
 
 _OMP_REDUCTION = {"sum": "+", "prod": "*", "max": "max", "min": "min", "and": "&&", "or": "||"}
 _DIV_MOD = (E.TruncDiv, E.TruncMod, E.FloorDiv, E.FloorMod)
-# an innermost elementwise axis this short is unrolled and the one around it (when at
-# least this long, or dynamic) vectorised instead
+# an innermost elementwise axis this short is written out, and the loop around it (when
+# at least this long, or dynamic) vectorised instead
 _SHORT_INNER, _SIMD_OUTER = 4, 16
 _COSTLY = {"exp", "log", "log2", "log10", "tanh", "erf", "pow", "sin", "cos", "tan", "sqrt"}
 
@@ -235,17 +235,12 @@ class _Lowering:
         return n, cond
 
     def wrap(self, loops: list, stmt: Stmt, n_parallel: int, cond, inner_simd: bool,
-             reduction=None, simd_depth: int = 1) -> Stmt:
-        """Put ``loops`` (outer first) around ``stmt``; the ``simd_depth``-th loop from
-        the inside is the vectorised one (the loops inside it are unrolled whole)."""
+             reduction=None) -> Stmt:
+        """Put ``loops`` (outer first) around ``stmt``."""
         for k in range(len(loops) - 1, -1, -1):
             var, ext = loops[k]
             ann, kind = {}, SERIAL
-            innermost = k == len(loops) - simd_depth
-            if k > len(loops) - simd_depth:  # inside the simd loop: a small static extent
-                stmt = For(var, self.simplifier()(ext), stmt, SERIAL,
-                           {"unroll": _static(ext)})
-                continue
+            innermost = k == len(loops) - 1
             if innermost and inner_simd and self.sched.vectorize:
                 kind = VECTORIZED
                 ann["simd"] = True
@@ -271,17 +266,28 @@ class _Lowering:
     # ------------------------------------------------------------ nests
 
     def elementwise(self, axes, offset, body) -> Stmt:
+        short = _static(axes[-1][1]) if len(axes) > 1 else None
+        if self.sched.vectorize and short and 1 < short <= _SHORT_INNER and (
+                (_static(axes[-2][1]) or _SIMD_OUTER) >= _SIMD_OUTER):
+            # an innermost axis of a few elements (an NHWC tensor of 3 channels written
+            # from NCHW): its stores written out one by one, the loop around them the
+            # vectorised one, 16 pixels a vector instead of a 3-lane loop. Written out,
+            # not `#pragma GCC unroll`: gcc 12.2 miscompiles that nest vectorised as an
+            # outer loop (a select per element; with -fno-tree-vrp)
+            var, simp = axes[-1][0], self.simplifier()
+            stores = [BufferStore(self.stage.buffer, simp(substitute(offset, {var: E.IntImm(k)})),
+                                  simp(substitute(body, {var: E.IntImm(k)})))
+                      for k in range(short)]
+            n_par, cond = self.parallel(axes[:-1], [e for _, e in axes], body)
+            if n_par and len(axes) > 2:
+                n_par = min(n_par, len(axes) - 2)  # keep the simd loop out of a collapse
+            return self.wrap(axes[:-1], seq(*stores), n_par, cond, True)
         store = BufferStore(self.stage.buffer, offset, body)
         inner = bool(axes) and _static(axes[-1][1]) != 1
-        # an innermost axis of a few elements (an NHWC tensor of 3 channels written from
-        # NCHW) is unrolled and the loop around it vectorised: 16 pixels a vector, not 3
-        short = len(axes) > 1 and 1 < (_static(axes[-1][1]) or 0) <= _SHORT_INNER and (
-            (_static(axes[-2][1]) or _SIMD_OUTER) >= _SIMD_OUTER)
-        depth = 2 if short and self.sched.vectorize else 1
         n_par, cond = self.parallel(axes, [e for _, e in axes], body)
-        if n_par and len(axes) > 1:  # keep the simd loop out of a collapse
-            n_par = min(n_par, max(len(axes) - depth, 1))
-        return self.wrap(axes, store, n_par, cond, inner, simd_depth=depth)
+        if n_par and len(axes) > 1:
+            n_par = min(n_par, len(axes) - 1)  # keep the simd loop out of a collapse
+        return self.wrap(axes, store, n_par, cond, inner)
 
     def reduce_loops(self, r: E.Reduce, update: Stmt, simd_reduction, spatial: bool) -> Stmt:
         loops = [(a.var, a.extent) for a in r.axes]
