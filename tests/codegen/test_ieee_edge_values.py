@@ -38,7 +38,7 @@ pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc
 # inputs that are positions, not data: salting them would only test the bounds checks
 _INDEX_INPUTS = {"take": {1}, "gather": {1}, "gather_nd": {1}, "scatter_elements": {1},
                  "scatter_nd": {1}, "one_hot": {0}, "segment_sum": {1},
-                 "sparse_to_dense": {0}}
+                 "sparse_to_dense": {0}, "unravel_index": {0, 1}}
 # Products and (weighted) sums accumulate in float32 in C and in float64 in the
 # reference: huge magnitudes there overflow in one and not the other, or cancel, which is
 # rounding, not semantics. Those ops get NaN, Inf, zeros and tiny values but no huge finite ones.

@@ -199,6 +199,8 @@ def _transform_cases():
     yield Case("reshape", [x], {"newshape": (4, -1)})
     yield Case("reshape", [x], {"newshape": (0, -3)})
     yield Case("reshape_like", [x, rand((4, 3, 2), "int8")])
+    yield Case("unravel_index", [np.array([0, 7, 23, 11], "int64"), np.array([2, 3, 4], "int64")])
+    yield Case("unravel_index", [np.array(5, "int32"), np.array([4, 2], "int32")], note="0d")
     grid = (rand((3,), "float32", 2), rand((), "float32", 3), rand((4,), "float32", 4))
     yield Case("meshgrid", [grid], {"indexing": "ij"})
     yield Case("meshgrid", [grid], {"indexing": "xy"}, note="xy")

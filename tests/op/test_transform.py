@@ -517,3 +517,19 @@ def test_meshgrid_refuses_matrices_and_mixed_dtypes():
         assert "meshgrid" in str(info.value)
     with pytest.raises(OpError, match="indexing must be 'ij' or 'xy'"):
         relayir.op.transform.meshgrid([relayir.var("x", shape=(2,))], indexing="ji")
+
+
+@pytest.mark.parametrize("indices, shape", [([0, 1, 2, 3], [2, 2]), ([144], [5, 5, 5, 2]),
+                                            (144, [5, 5, 5, 2]), ([100, 13, 5], [5, 5, 5, 2])])
+def test_unravel_index_is_numpys(indices, shape):
+    i, s = np.array(indices, "int32"), np.array(shape, "int32")
+    check_op("unravel_index", [i, s], np.stack(np.unravel_index(i, s)).astype("int32"))
+
+
+def test_unravel_index_wraps_past_the_end_and_refuses_bad_values():
+    check_op("unravel_index", [np.array([5, 4]), np.array([2, 2])],
+             np.array([[0, 0], [1, 0]]))
+    with pytest.raises(relayir.Error, match="extents >= 1 and indices must be >= 0"):
+        check_op("unravel_index", [np.array([-1]), np.array([2, 2])], None)
+    with pytest.raises(TypeInferenceError, match="dtype of indices"):
+        infer_op_type("unravel_index", [np.array([1]), np.array([2, 2], "int32")])

@@ -220,6 +220,14 @@ def _meshgrid(b):
                   for _ in range(b.randint(1, 3)))], {"indexing": b.choice(("ij", "xy"))}
 
 
+@sampler("unravel_index")
+def _unravel_index(b):
+    shape, dtype = b.random_shape(b.randint(1, 3), 1, 5), b.choice(("int32", "int64"))
+    n = b.randint(0, 1)
+    return [b.index(b.random_shape(n, 1, 4), math.prod(shape), dtype, negative=False),
+            b.ints(shape, dtype)], {}
+
+
 @sampler("reshape_like")
 def _reshape_like(b):
     x = b.data((1, 4), ALL)

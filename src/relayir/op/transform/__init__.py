@@ -37,6 +37,7 @@ from .index import (
     slice_range,
     strided_slice,
     take,
+    unravel_index,
 )
 from .join import (
     ConcatenateAttrs,
@@ -76,6 +77,6 @@ from .shape import (
 __all__ = [
     "broadcast_to", "cast", "clip", "concatenate", "expand_dims", "full", "full_like",
     "meshgrid", "ones", "ones_like", "repeat", "reshape", "reshape_like", "reverse", "split",
-    "squeeze", "stack", "strided_slice", "take", "tile", "transpose", "where", "zeros",
-    "zeros_like",
+    "squeeze", "stack", "strided_slice", "take", "tile", "transpose", "unravel_index",
+    "where", "zeros", "zeros_like",
 ]

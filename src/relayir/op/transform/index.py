@@ -1,4 +1,4 @@
-"""Indexing: ``strided_slice``, ``take``."""
+"""Indexing: ``strided_slice``, ``take``, ``unravel_index``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 
+from ...errors import OpError
 from ...ir.dim_expr import dim_add, dim_max, dim_min, dim_sub, floordiv
 from ...ir.op import Attrs, OpPattern, call, register_op
 from ...ir.types import Any, TensorType, is_int
@@ -215,3 +216,39 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
 def take(data, indices, axis=None, batch_dims=0, mode="clip"):
     """Gather along ``axis`` (or from the flattened data when ``axis`` is None)."""
     return call("take", [data, indices], axis=axis, batch_dims=batch_dims, mode=mode)
+
+
+# ---------------------------------------------------------------- unravel_index
+
+
+def _unravel_index_rel(types, attrs):
+    indices, shape = tensors(types, ("indices", "shape"))
+    if not is_int(indices.dtype) or indices.ndim > 1:
+        fail(f"indices must be a 0-D or 1-D integer tensor, found {show_type(indices)}")
+    if shape.ndim != 1 or shape.dtype != indices.dtype:
+        fail(f"shape must be a 1-D tensor of the dtype of indices {show_type(indices)}, "
+             f"found {show_type(shape)}")
+    return TensorType((shape.shape[0], *indices.shape), indices.dtype)
+
+
+def _unravel_index_ref(indices, shape, attrs=None):
+    """Each position's coordinates, each taken modulo its extent: a position past the
+    tensor's size wraps around, as TVM's kernel gives it (numpy refuses it)."""
+    if np.any(shape < 1) or np.any(indices < 0):
+        raise OpError(f"unravel_index: shape {shape.tolist()} must hold extents >= 1 and "
+                      f"indices must be >= 0, found {np.asarray(indices).tolist()}")
+    out, rest = [], np.asarray(indices).astype("int64")
+    for d in shape[::-1].astype("int64"):
+        rest, k = np.divmod(rest, d)
+        out.append(k)
+    return np.stack(out[::-1]).astype(indices.dtype)
+
+
+register_op("unravel_index", rel=_unravel_index_rel, ref=_unravel_index_ref,
+            pattern=OpPattern.INJECTIVE, num_inputs=2, arg_names=("indices", "shape"),
+            description="coordinates of flat positions in a tensor of a run-time shape")
+
+
+def unravel_index(indices, shape):
+    """The coordinates (one row per axis of ``shape``) of the flat ``indices``."""
+    return call("unravel_index", [indices, shape])

@@ -131,6 +131,32 @@ def meshgrid(attrs, inputs, out):
     return grids
 
 
+@COMPUTE.register("unravel_index")
+def unravel_index(attrs, inputs, out):
+    """Coordinate k is (position // the product of the later extents) mod extent k, the
+    shape read at run time (an extent below 1 reads as 1: no division by zero)."""
+    indices, shape = inputs
+    n = int(E.const_value(shape.shape[0]))
+
+    def extent(j):
+        return E.Max(shape[(E.IntImm(j),)], E.const(1, shape.dtype))
+
+    def fn(k, *i):
+        pos = indices[tuple(i)]
+        cases = []
+        for j in range(n):  # the coordinate of axis j, chosen by the output row k
+            stride = E.const(1, shape.dtype)
+            for later in range(j + 1, n):
+                stride = stride * extent(later)
+            cases.append((j, E.truncmod(E.truncdiv(pos, stride), extent(j))))
+        value = cases[-1][1]
+        for j, v in reversed(cases[:-1]):
+            value = E.select(E.equal(k, E.IntImm(j)), v, value)
+        return value
+
+    return compute(out.shape, fn, name="unravel_index", tag="injective")
+
+
 @COMPUTE.register("strided_slice")
 def strided_slice(attrs, inputs, out):
     x = inputs[0]

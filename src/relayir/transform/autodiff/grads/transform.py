@@ -17,6 +17,9 @@ from ....op.transform.replicate import meshgrid_axes
 from . import GRADIENT
 from ._util import collapse_like, dilate, dtype_of, pad_crop, scalar, shape_of
 
+# integer coordinates
+NON_DIFFERENTIABLE = frozenset({"unravel_index"})
+
 
 @GRADIENT.register("reshape", "squeeze", "expand_dims", "nn.batch_flatten")
 def _reshape(call, out, g):
