@@ -41,10 +41,12 @@ def along(param: Expr, ndim: int, axis: int) -> Expr:
     t = infer_new(param).checked_type
     if t.ndim == 0:
         return param
-    if t.shape[0] == 1:
-        return call("reshape", [param], newshape=())
     shape = [1] * ndim
     shape[axis % ndim] = -1
+    if isinstance(param, Constant):  # laid out now: a zero vector stays a known zero
+        return const(param.data.reshape(() if t.shape[0] == 1 else tuple(shape)))
+    if t.shape[0] == 1:
+        return call("reshape", [param], newshape=())
     return call("reshape", [param], newshape=tuple(shape))
 
 
