@@ -54,6 +54,11 @@ def test_unary_qnn_ops_are_quantized_float_ops_that_become_tables():
     xs = np.arange(256).astype("uint8")
     want = np.clip(np.rint(256 / (1 + np.exp(-0.05 * (xs - 128.0)))), 0, 255)
     assert np.abs(_run(y, xs).astype(int) - want).max() <= 1
+    leaky = relay.qnn.op.leaky_relu(x, 0.5, relay.const(0.25), relay.const(100),
+                                    relay.const(0.25), relay.const(100))
+    got = _run(leaky, xs).astype(int)
+    xi = xs.astype(int)
+    np.testing.assert_array_equal(got, np.where(xi < 100, np.rint(100 + (xi - 100) * 0.5), xi))
 
 
 def test_what_relayir_does_not_compute_is_refused_by_name():

@@ -8,8 +8,8 @@ refused by name (``NotInRelayirError``) rather than computed another way: a requ
 multiplier rounds ties up or away from zero), a ``compute_dtype`` other than float32,
 ``requantize_config``, a dequantize to a dtype other than float32, and the QNN ops
 relayir does not have (``subtract``, ``conv2d_transpose``, ``hardswish``,
-``simulated_*``, ``leaky_relu``, ``softmax``, ``contrib_dense_pack``). The unary ops
-(``sigmoid``, ``exp``, ``rsqrt``...) are their definition, ``quantize(f(dequantize(x)))``,
+``simulated_*``, ``softmax``, ``contrib_dense_pack``). The unary ops (``sigmoid``,
+``exp``, ``rsqrt``, ``leaky_relu``...) are their definition, ``quantize(f(dequantize(x)))``,
 which FakeQuantizationToInteger turns into a lookup table.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .....ir.expr import Constant, Var
+from .....op import nn as _nn
 from .....op import qnn as _qnn
 from .....op import tensor as _tensor
 from ....error import NotInRelayirError, not_in_relayir
@@ -123,6 +124,13 @@ def _dtype_of(x) -> str:
 tanh, exp, sqrt, rsqrt = _unary("tanh"), _unary("exp"), _unary("sqrt"), _unary("rsqrt")
 erf, abs, sigmoid, log = _unary("erf"), _unary("abs"), _unary("sigmoid"), _unary("log")  # noqa: A001
 
+def leaky_relu(x, alpha, input_scale, input_zero_point, output_scale, output_zero_point):
+    """``quantize(leaky_relu(dequantize(x)))``, a table after FakeQuantizationToInteger."""
+    y = _nn.leaky_relu(_qnn.dequantize(x, _float32_scale(input_scale), input_zero_point),
+                       alpha)
+    return _qnn.quantize(y, output_scale, output_zero_point, out_dtype=_dtype_of(x))
+
+
 add = _binary(_qnn.add, "add")
 mul = _binary(_qnn.mul, "mul")
 
@@ -149,7 +157,6 @@ _NOT_OFFERED = {
     "simulated_quantize": "relayir has no simulated (float) QNN ops",
     "simulated_dequantize": "relayir has no simulated (float) QNN ops",
     "contrib_dense_pack": "relayir packs int8 weights itself (qnn.contrib_dense_packed)",
-    "leaky_relu": "relayir's QNN dialect has no leaky_relu",
     "softmax": "relayir's QNN dialect has no softmax",
     "requantize_config": "relayir's qnn.requantize has one rounding (half to even)",
     "current_requantize_config": "relayir's qnn.requantize has one rounding (half to even)",
@@ -160,5 +167,6 @@ for _name, _why in _NOT_OFFERED.items():
     globals()[_name] = not_in_relayir(f"tvm.relay.qnn.op.{_name}", _why)
 
 __all__ = ["abs", "add", "avg_pool2d", "batch_matmul", "concatenate", "conv2d", "dense",
-           "dequantize", "erf", "exp", "log", "mul", "quantize", "requantize", "rsqrt",
+           "dequantize", "erf", "exp", "leaky_relu", "log", "mul", "quantize", "requantize",
+           "rsqrt",
            "sigmoid", "sqrt", "tanh", *_NOT_OFFERED]
