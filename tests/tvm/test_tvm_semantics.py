@@ -60,6 +60,13 @@ def test_shape_arguments_given_as_expressions_pick_the_dyn_ops():
     assert out.shape == (3, 2)
     assert relay.zeros(s, "float32").op.name == "dyn.zeros"
     assert relay.trilu(x, relay.const(1)).attrs.k == 1
+    y = relay.var("y", shape=(1, 2, 1, 2, 1))
+    axis = relay.var("axis", shape=(2,), dtype="int64")
+    assert relay.squeeze(y, axis=axis).op.name == "dyn.squeeze"
+    assert relay.squeeze(y, axis=relay.const(np.array([0]))).op.name == "squeeze"
+    data = np.arange(4, dtype="float32").reshape(1, 2, 1, 2, 1)
+    out = _run(relay.Function([y, axis], relay.squeeze(y, axis=axis)), data, np.array([0, 2]))
+    np.testing.assert_array_equal(out, data.reshape(2, 2, 1))
 
 
 def test_gradient_is_higher_order_by_default():

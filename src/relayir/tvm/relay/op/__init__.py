@@ -27,6 +27,7 @@ from ._dyn_dispatch import (
     segment_sum,
     shape_of,
     sparse_to_dense,
+    squeeze,
     strided_slice,
     tile,
     trilu,

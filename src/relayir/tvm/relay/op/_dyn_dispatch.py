@@ -9,6 +9,7 @@ import numpy as np
 from ....errors import Error
 from ....ir.expr import Constant, Expr, Var
 from ....op import dynamic as dyn
+from ....op import dynamic_params as dyn_params
 from ....op.algorithm import arange as _arange
 from ....op.algorithm import trilu as _trilu
 from ....op.nn.layers import pad as _pad
@@ -25,6 +26,7 @@ from ....op.transform.index import strided_slice as _strided_slice
 from ....op.transform.replicate import broadcast_to as _broadcast_to
 from ....op.transform.replicate import tile as _tile
 from ....op.transform.shape import reshape as _reshape
+from ....op.transform.shape import squeeze as _squeeze
 
 
 def _value(arg):
@@ -44,6 +46,12 @@ def reshape(data, newshape, allowzero: bool = False):
     if _is_expr(newshape):
         return dyn.reshape(data, newshape, allowzero)
     return _reshape(data, newshape, allowzero)
+
+
+def squeeze(data, axis=None):
+    """An expression ``axis`` (a 1-D int tensor) names the axes at run time."""
+    axis = _value(axis)
+    return dyn_params.squeeze(data, axis) if _is_expr(axis) else _squeeze(data, axis)
 
 
 def full(fill_value, shape=(), dtype: str = ""):
@@ -150,4 +158,5 @@ def _dtype_of(e) -> str:
 argwhere = dyn.argwhere
 
 __all__ = ["arange", "argwhere", "broadcast_to", "full", "gather_nd", "ones", "pad", "reshape",
-           "segment_sum", "shape_of", "sparse_to_dense", "strided_slice", "tile", "trilu", "zeros"]
+           "segment_sum", "shape_of", "sparse_to_dense", "squeeze", "strided_slice", "tile",
+           "trilu", "zeros"]
