@@ -109,7 +109,7 @@ def test_depthwise_convolutions_and_relu6_run_as_int8_in_nhwc():
     assert text.count("qnn.contrib_conv2d_packed_requant(") == 2
     assert text.count("qnn.contrib_depthwise_conv2d_requant(") == 1
     convs = [line for line in text.splitlines() if "qnn.contrib_" in line and "conv2d" in line]
-    assert all('layout="NHWC"' in line for line in convs)  # opt level 3 on the cpu target
+    assert all('layout="NHWC"' in line for line in convs)  # the cpu target, opt level >= 2
     assert text.count("layout_transform(") == 2  # into NHWC after the input, out at the end
     assert "nn.conv2d(" not in text and "minimum(" not in text and "maximum(" not in text
     x = R.standard_normal((1, 3, 16, 16)).astype("float32")
@@ -117,8 +117,9 @@ def test_depthwise_convolutions_and_relu6_run_as_int8_in_nhwc():
         got = _run(qmod, x)
     want = _run(mod, x, params=params)
     assert np.abs(got - want).max() < 0.1 * np.abs(want).max()
-    nchw = _run(qmod, x)  # opt level 2: NCHW, the same integers
-    assert np.array_equal(got, nchw)
+    with relay.transform.PassContext(opt_level=1):
+        nchw = _run(qmod, x)  # NCHW, the int32 accumulators requantized apart
+    assert np.array_equal(got, nchw) and np.array_equal(_run(qmod, x), got)
 
 
 def test_the_quantized_model_is_the_same_on_every_executor():

@@ -6,8 +6,8 @@ the data layout and optionally the kernel layout (``"default"`` = the data layou
 usual partner: ``NHWC`` → ``HWIO``, ``NCHW`` → ``OIHW``). Pools may be listed too, and
 the int8 convolutions ``CanonicalizeQNN`` writes (``qnn.contrib_conv2d_packed`` /
 ``qnn.contrib_depthwise_conv2d``: data and output in one ``layout``, ``NCHW`` or
-``NHWC``; their weights do not depend on it); opt level 3 runs them NHWC on the cpu
-target (``INT8_LAYOUTS``, ``transform/pipeline.py``).
+``NHWC``; their weights do not depend on it); from opt level 2 (the default) the cpu
+pipeline runs them NHWC (``INT8_LAYOUTS``, ``transform/pipeline.py``).
 
 Every tensor node has a *current* layout in the rewritten graph and an *original* one
 (the layout the unrewritten program computes it in). A node whose op is listed is
@@ -429,11 +429,13 @@ def convert_function(func: Function, desired: dict, mod: IRModule) -> Function:
     return new if new is func else reinfer(new, mod)
 
 
-def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]]) -> Pass:  # noqa: N802
-    """TVM's ``ConvertLayout``: ``ConvertLayout({"nn.conv2d": ["NHWC", "default"]})``."""
+def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]],  # noqa: N802
+                  opt_level: int = 3) -> Pass:
+    """TVM's ``ConvertLayout``: ``ConvertLayout({"nn.conv2d": ["NHWC", "default"]})``
+    (``opt_level``: the level the pass runs from, 3 as in TVM)."""
     desired = _check_desired(desired_layouts)
 
-    @module_pass(opt_level=3, name="ConvertLayout")
+    @module_pass(opt_level=opt_level, name="ConvertLayout")
     def convert_layout(mod: IRModule, ctx) -> IRModule:
         mod = typed_module(mod)
         functions = {gv: f if f.is_primitive else convert_function(f, desired, mod)

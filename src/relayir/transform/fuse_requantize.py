@@ -1,4 +1,4 @@
-"""``FuseRequantize`` (opt level 3): an NHWC int8 convolution followed by the requantize
+"""``FuseRequantize`` (opt level 2): an NHWC int8 convolution followed by the requantize
 ``CanonicalizeQNN`` wrote for it becomes one requantizing convolution
 (``op/qnn/packed_requant.py``), whose routine requantizes each tile in registers and
 stores uint8 — instead of an int32 accumulator written out whole and read back by the
@@ -8,13 +8,14 @@ The chain it replaces, each node used only by the next::
 
     acc = qnn.contrib_conv2d_packed | qnn.contrib_depthwise_conv2d (layout NHWC)
     s   = add(acc, b1) [add(., b2) ...]            int32 constants, per channel or scalar
+                                                   (or nn.bias_add on the channel axis)
     v   = multiply(cast(s, float32), scale)        float32 constant, per channel or scalar
     y   = cast(round(clip(v, lo, hi)), int32) [add(., zp)] → cast(., uint8)
 
 with integral ``lo``, ``hi`` and ``lo + zp``, ``hi + zp`` in [0, 255]. The int32 adds
 sum to one bias (wrapping, as the adds do) and the rest is the fused op's definition,
 so the result is the same bit for bit. Runs after the constants are folded (after
-``ConvertLayout`` / ``AlterOpLayout``'s ``FoldConstant``).
+``ConvertLayout`` / ``AlterOpLayout``'s ``FoldConstant``), from the default opt level.
 """
 
 from __future__ import annotations
@@ -93,12 +94,17 @@ class _Chains:
         if lo != int(lo) or hi != int(hi) or not 0 <= lo + zp <= hi + zp <= 255:
             return None
         e, biases = to_float.args[0], []
-        while self._step(e, "add") is not None:
-            k = next((a for a in e.args if isinstance(a, Constant)), None)
+        while True:
+            if self._step(e, "add") is not None:
+                k = next((a for a in e.args if isinstance(a, Constant)), None)
+            elif self._step(e, "nn.bias_add") is not None and e.attrs.axis % 4 == 3:
+                k = e.args[1] if isinstance(e.args[1], Constant) else None  # opt level 2
+            else:
+                break
             if k is None:
                 return None
             biases.append(k)
-            e = _other(e, k)
+            e = e.args[0] if _op(e) == "nn.bias_add" else _other(e, k)
         if _op(e) not in _FUSED or e.attrs.layout != "NHWC" or not self._sole(e):
             return None
         channels = e.checked_type.shape[-1]
@@ -131,7 +137,7 @@ class _Fuser(TypedMutator):
                               clip_max=hi))
 
 
-@module_pass(opt_level=3, name="FuseRequantize")
+@module_pass(opt_level=2, name="FuseRequantize")
 def _fuse_requantize(mod: IRModule, ctx: PassContext) -> IRModule:
     mod = typed_module(mod)
     functions, changed = {}, False

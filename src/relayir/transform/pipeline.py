@@ -25,17 +25,17 @@ level  pass                      why
                                  multiply disappears after folding
 2      FoldConstant              fold the scaled weights FoldScaleAxis left as expressions
 3      CanonicalizeOps           bias_add → broadcast add (one elementwise op for fusion)
-3      ConvertLayout             cpu targets only: the int8 convolutions (and the integer
+2      ConvertLayout             cpu targets only: the int8 convolutions (and the integer
                                  ops between them) in NHWC, where a pixel's channels are
                                  what their routines read and write: no transposing copy
-                                 per layer
+                                 per layer (levels 0-1 keep NCHW: the fuzzer compares both)
 3      AlterOpLayout             cpu targets only: convolution networks in NCHW[x]c (x =
                                  the vector width) end to end, each conv's algorithm
                                  (direct, 1×1 GEMM, depthwise, Winograd) chosen per layer
 2      FoldConstant              fold the expanded biases, and the packed (and
                                  Winograd-transformed) weights AlterOpLayout left as
                                  layout_transforms of constants
-3      FuseRequantize            an NHWC int8 convolution and its requantize are one
+2      FuseRequantize            an NHWC int8 convolution and its requantize are one
                                  routine that stores uint8 (no int32 round trip)
 3      EliminateCommonSubexpr    compute each distinct expression once
 1      DeadCodeElimination       drop unused pure bindings
@@ -45,7 +45,9 @@ level  pass                      why
 
 Opt level 2 is the default, as in Relay. ``ConvertLayout`` for float convolutions is not
 in the pipeline: it takes the layouts the user wants (``ConvertLayout({"nn.conv2d":
-["NHWC", "default"]})``); the pipeline runs it only for the int8 ones.
+["NHWC", "default"]})``); the pipeline runs it only for the int8 ones, from the default
+level on: the int8 layers are only fast in NHWC, and a model quantized with defaults
+should not be the slow one.
 
 ``AlterOpLayout`` depends on the target, which ``optimize`` takes from its caller
 (``build``, ``vm.compile``): a ``Target`` of kind ``"cpu"`` adds the pass, with the
@@ -81,7 +83,7 @@ def _layout_pass(target) -> list:
         return []
     machine = getattr(target, "machine", None)  # Target.machine(): the CPU's vector unit
     width = getattr(machine(), "nchwc_block", None) if callable(machine) else None
-    return [ConvertLayout(INT8_LAYOUTS),
+    return [ConvertLayout(INT8_LAYOUTS, opt_level=2),
             AlterOpLayout(width if isinstance(width, int) and width > 0 else None)]
 
 
