@@ -334,3 +334,17 @@ def test_random_conv_programs_keep_their_meaning(seed):
     for p in pipelines:
         got = results(FoldConstant()(p(mod)), args)
         assert_same_results(got, expected, rtol=1e-4, atol=1e-4 * scale)
+
+
+def test_an_empty_tuple_beside_a_converted_conv_is_left_as_it_is():
+    # the pipeline runs the int8 ConvertLayout on every cpu build: programs with () in
+    # them (the VM's reference tests) crashed it
+    x = relay.var("x", shape=(1, 3, 8, 8))
+    w = relay.const(np.ones((4, 3, 3, 3), "float32"))
+    body = relay.Tuple([relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1))), relay.Tuple([])])
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], body)))
+    with relay.transform.PassContext(opt_level=3):
+        out = ConvertLayout({"nn.conv2d": ["NHWC", "default"]})(mod)
+    assert out["main"].body.fields[1].fields == ()
+    args = random_inputs(mod)
+    assert_same_results(results(out, args), results(mod, args), atol=1e-5)
