@@ -334,10 +334,16 @@ static int32_t rl_qconv2d(const uint8_t* restrict x, const int8_t* restrict bp,
       }
       if (!direct) rl_team_barrier();  /* the copy is whole (a partner held up is noticed) */
       if (nhwc) {  /* a pixel's O channels are contiguous: each tile stores in place; the
-                      tiles of RL_QSUB row blocks share one weight panel, as below */
+                      tiles of RL_QSUB row blocks share one weight panel, as below. With
+                      few row blocks (a 7x7 output: 2, the second of 1 row) the team
+                      splits the panels instead of the rows, so the threads' shares match
+                      (and each streams only its part of the weight). */
+        const int by_panel = supers < 4 * (int64_t)rl_team_size();
         #pragma omp for schedule(static) nowait
         for (int64_t t = 0; t < supers * panels; ++t) {
-          const int64_t s0 = (t / panels) * RL_QSUB * RL_QMR, p = t % panels, n0 = p * RL_QNB * 16;
+          const int64_t sb = by_panel ? t % supers : t / panels;
+          const int64_t s0 = sb * RL_QSUB * RL_QMR, p = by_panel ? t / supers : t % panels;
+          const int64_t n0 = p * RL_QNB * 16;
           const int nb = (int)(nblocks - p * RL_QNB < RL_QNB ? nblocks - p * RL_QNB : RL_QNB);
           const int64_t end = M < s0 + RL_QSUB * RL_QMR ? M : s0 + RL_QSUB * RL_QMR;
           for (int64_t m0 = s0; m0 < end; m0 += RL_QMR) {
@@ -565,38 +571,39 @@ static int32_t rl_qdepthwise_nhwc(const uint8_t* restrict x, const int8_t* restr
   hi = hi < 0 ? 0 : hi / sw + 1;
   if (hi > OW) hi = OW;
   if (lo > hi) lo = hi;
-  const int team = rl_team(N * C * OH * OW * T, min_work, N * OH);
+  /* rows x 16-channel blocks shared by the team: a 7x7 output has 7 rows, 960 channels */
+  const int64_t CB = (C + 15) / 16;
+  const int team = rl_team(N * C * OH * OW * T, min_work, N * OH * CB);
   #pragma omp parallel for num_threads(team) if(team > 1) schedule(static)
-  for (int64_t r = 0; r < N * OH; ++r) {
+  for (int64_t rc = 0; rc < N * OH * CB; ++rc) {
+    const int64_t r = rc / CB, c0 = rc % CB * 16;
     const int64_t b = r / OH, oh = r % OH, ih0 = oh * sh - pt;
     const uint8_t* xb = x + b * H * W * C;
     int32_t* orow = rq ? NULL : out + r * OW * C;
     uint8_t* orow8 = rq ? out8 + r * OW * C : NULL;
     const int rows_in = ih0 >= 0 && ih0 + (KH - 1) * dh < H;
-    for (int64_t c0 = 0; c0 < C; c0 += 16) {
-      const int64_t n = C - c0 < 16 ? C - c0 : 16;
-      int64_t ow = 0;
-      for (; ow < lo; ++ow)
-        rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
-                          ow * sw - pl, dh, dw, KH, KW, c0, n, 0, rq);
-      if (rows_in && KH == 3 && KW == 3) {  /* the usual window: constant trip counts */
+    const int64_t n = C - c0 < 16 ? C - c0 : 16;
+    int64_t ow = 0;
+    for (; ow < lo; ++ow)
+      rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
+                        ow * sw - pl, dh, dw, KH, KW, c0, n, 0, rq);
+    if (rows_in && KH == 3 && KW == 3) {  /* the usual window: constant trip counts */
 #if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__) && defined(__AVX512BW__)
-        rl_qdw_nhwc_row3x3(xb, wv, orow, orow8, C, CP, W, ih0, ow, hi, sw, pl, dh, dw, c0,
-                           n, rq);
-        ow = hi > ow ? hi : ow;
+      rl_qdw_nhwc_row3x3(xb, wv, orow, orow8, C, CP, W, ih0, ow, hi, sw, pl, dh, dw, c0,
+                         n, rq);
+      ow = hi > ow ? hi : ow;
 #else
-        for (; ow < hi; ++ow)
-          rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
-                            ow * sw - pl, dh, dw, 3, 3, c0, n, 1, rq);
-#endif
-      } else
-        for (; ow < hi; ++ow)
-          rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
-                            ow * sw - pl, dh, dw, KH, KW, c0, n, rows_in, rq);
-      for (; ow < OW; ++ow)
+      for (; ow < hi; ++ow)
         rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
-                          ow * sw - pl, dh, dw, KH, KW, c0, n, 0, rq);
-    }
+                          ow * sw - pl, dh, dw, 3, 3, c0, n, 1, rq);
+#endif
+    } else
+      for (; ow < hi; ++ow)
+        rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
+                          ow * sw - pl, dh, dw, KH, KW, c0, n, rows_in, rq);
+    for (; ow < OW; ++ow)
+      rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
+                        ow * sw - pl, dh, dw, KH, KW, c0, n, 0, rq);
   }
   free(wv);
   return 0;
