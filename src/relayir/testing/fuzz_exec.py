@@ -114,7 +114,8 @@ def evaluate(mod: IRModule, inputs: list, executor: str = "interp", target: str 
     ``opt_level`` / ``schedules`` / ``pass_config``. ``built`` receives, for a cpu
     build, ``references`` (the kernels that ran as numpy references: name -> why) and
     ``rewrites`` (the ``nn.contrib_*`` ops the optimised graph holds: blocked
-    convolutions, Winograd, packed dense)."""
+    convolutions, Winograd, packed dense; and the int8 convolutions' NHWC and
+    requantizing forms)."""
     config = dict(pass_config or {})
     ctx = (PassContext(opt_level=opt_level, config=config) if opt_level is not None
            else contextlib.nullcontext())
@@ -126,9 +127,19 @@ def evaluate(mod: IRModule, inputs: list, executor: str = "interp", target: str 
         built["references"] = _references(fn, executor)
         if executor == "graph":
             built["rewrites"] = sorted({
-                n.op.name for n in post_order(fn.module.module.ir_mod["main"])
-                if type(n) is Call and type(n.op) is Op and n.op.name.startswith("nn.contrib")})
+                _rewrite_name(n) for n in post_order(fn.module.module.ir_mod["main"])
+                if type(n) is Call and type(n.op) is Op and _rewrite_name(n)})
     return value
+
+
+def _rewrite_name(call: Call) -> str | None:
+    """How a level-3 rewrite of ``call`` is counted (None: not one)."""
+    name = call.op.name
+    if name.startswith("nn.contrib"):
+        return name
+    if name.startswith("qnn.contrib_") and "conv2d" in name:  # the int8 layout / fusion
+        return name if name.endswith("_requant") else f"{name} {call.attrs.layout}"
+    return None
 
 
 def _references(fn, executor: str) -> dict:
