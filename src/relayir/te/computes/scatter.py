@@ -68,10 +68,18 @@ def _combine(mode: str, data_value, matches, update_at, dtype):
         return E.select(hit, (E.Max if mode == "max" else E.Min)(data_value, value),
                         data_value)
     if mode == "update":
+        sizes = [E.const_value(r.extent) for r in rv]
+        if 0 in sizes:  # no updates at all: the argmax below would point at position 0
+            return data_value
         pos = E.Reduce("argmax", E.cast("int32", matches(rv)), tuple(rv), "int32",
                        index=ravel([r.var for r in rv], [r.extent for r in rv]), last=True)
         last = unravel(E.cast(E.INDEX, pos), [r.extent for r in rv])
-        return E.select(matches.at(last), update_at(last), data_value)
+        hit = matches.at(last)
+        # a run-time extent may be 0: test it first, so that no update is read then
+        # (&& evaluates left to right: position 0 of an empty array is never loaded)
+        runtime = [r.extent > 0 for r, n in zip(rv, sizes) if n is None]
+        return E.select(E.logical_and(*runtime, hit) if runtime else hit, update_at(last),
+                        data_value)
     where = tuple(r.var for r in rv)
     if mode in ("add", "mul"):
         acc = "float64" if E.is_float(dtype) else ("int64" if not E.is_unsigned(dtype)
