@@ -126,9 +126,9 @@ def evaluate(mod: IRModule, inputs: list, executor: str = "interp", target: str 
     if built is not None and target != "numpy":
         built["references"] = _references(fn, executor)
         if executor == "graph":
-            built["rewrites"] = sorted({
-                _rewrite_name(n) for n in post_order(fn.module.module.ir_mod["main"])
-                if type(n) is Call and type(n.op) is Op and _rewrite_name(n)})
+            names = (_rewrite_name(n) for n in post_order(fn.module.module.ir_mod["main"])
+                     if type(n) is Call and type(n.op) is Op)
+            built["rewrites"] = sorted({n for n in names if n})
     return value
 
 

@@ -79,6 +79,13 @@ def unique_nodes(roots) -> list[Expr]:
     return out
 
 
+def calls_any_op(mod, names) -> bool:
+    """Whether a function of ``mod`` calls one of the ops ``names``: lets a pass that
+    rewrites a few ops return a module that has none untouched, without a rebuild."""
+    return any(type(e) is Call and type(e.op) is Op and e.op.name in names
+               for f in mod.functions.values() for e in unique_nodes([f]))
+
+
 def ref_kinds(nodes) -> frozenset:
     """Which reference node kinds occur among ``nodes``."""
     return frozenset(t for t in {type(n) for n in nodes} if t in _REF_KINDS)

@@ -43,7 +43,7 @@ from ..ir.types import TensorType
 from ..op.layout import layout_transform, parse_layout
 from ..op.qnn.packed import PACKED_LAYOUTS
 from ..op.reduce import reduce_axes
-from .analysis import typed_module, unique_nodes
+from .analysis import calls_any_op, typed_module
 from .fold_scale_axis import reinfer
 from .pass_infra import Pass, module_pass
 
@@ -423,12 +423,6 @@ def _check_desired(desired: Mapping[str, Sequence[str]]) -> dict[str, tuple[str,
     return out
 
 
-def _calls_any(mod: IRModule, names) -> bool:
-    """Whether a function of ``mod`` calls one of the ops ``names``."""
-    return any(type(e) is Call and type(e.op) is Op and e.op.name in names
-               for f in mod.functions.values() for e in unique_nodes([f]))
-
-
 def convert_function(func: Function, desired: dict, mod: IRModule) -> Function:
     """``func`` (typed) with the desired layouts."""
     new = LayoutConverter(desired).visit(func)
@@ -443,7 +437,7 @@ def ConvertLayout(desired_layouts: Mapping[str, Sequence[str]],  # noqa: N802
 
     @module_pass(opt_level=opt_level, name="ConvertLayout")
     def convert_layout(mod: IRModule, ctx) -> IRModule:
-        if not _calls_any(mod, desired):  # nothing to convert (the pipeline's int8 pass
+        if not calls_any_op(mod, desired):  # nothing to convert (the pipeline's int8 pass
             return mod                    # on a float model): not one node rebuilt
         mod = typed_module(mod)
         functions = {gv: f if f.is_primitive else convert_function(f, desired, mod)
