@@ -207,3 +207,24 @@ def test_the_requantizing_forms_are_nhwc_and_name_a_bad_bias():
     with pytest.raises(Exception, match=r"must lie in \[0, 255\]"):
         contrib_depthwise_conv2d_requant(v, w, bias, scale, channels=4, kernel_size=(1, 1),
                                          layout="NHWC", zero_point=10, clip_min=-20)
+
+
+@pytest.mark.skipif(not has_compiler(), reason="no C compiler on this machine")
+@pytest.mark.parametrize("requant", [False, True])
+@pytest.mark.parametrize("depthwise", [False, True])
+def test_an_empty_batch_gives_an_empty_output(depthwise, requant):
+    r = np.random.default_rng(5)
+    v = relay.var("x", shape=(0, 5, 5, 8), dtype="uint8")
+    w = r.integers(-128, 128, (8, 1 if depthwise else 8, 3, 3)).astype("int8")
+    weight = relay.const(w if depthwise else pack_weight(conv_kernel_columns(w)))
+    attrs = dict(channels=8, kernel_size=(3, 3), padding=(1, 1, 1, 1), layout="NHWC")
+    extra = [relay.const(np.zeros(8, "int32")), relay.const(np.ones(8, "float32"))]
+    op = {(False, False): contrib_conv2d_packed, (True, False): contrib_depthwise_conv2d,
+          (False, True): contrib_conv2d_packed_requant,
+          (True, True): contrib_depthwise_conv2d_requant}[depthwise, requant]
+    y = op(v, weight, *extra, **attrs) if requant else op(v, weight, **attrs)
+    mod = relay.IRModule.from_expr(relay.Function([v], y))
+    x = np.zeros((0, 5, 5, 8), "uint8")
+    got = relay.create_executor("graph", mod=mod, target="cpu").evaluate()(x)
+    want = relay.create_executor("debug", mod=mod, target="numpy").evaluate()(x)
+    assert got.shape == want.shape == (0, 5, 5, 8) and got.dtype == want.dtype
