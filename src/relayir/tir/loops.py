@@ -443,6 +443,10 @@ def _replace(body: E.Expr, values: dict) -> E.Expr:
 
 
 def _combine(combiner: str, acc, src) -> E.Expr:
+    if combiner in ("sum", "prod") and acc.dtype == "float16":
+        # float16 is computed in float: a float16 accumulator (a cumprod's, as numpy
+        # multiplies) is rounded to half at each step, as numpy's is
+        return E.Cast("float16", acc + src if combiner == "sum" else acc * src)
     if combiner == "sum":
         return acc + src
     if combiner == "prod":

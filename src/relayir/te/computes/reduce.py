@@ -64,11 +64,15 @@ class _Geometry:
 
 def _reduce(combiner: str, source: E.Expr, rv: list, acc_dtype: str | None = None,
             dtype: str | None = None) -> E.Expr:
-    """``te``'s reduction over ``rv``; over no axes at all (``exclude`` of every axis)
-    the element itself, cast as the reduction would (a Reduce needs an axis to lower)."""
+    """``te``'s reduction over ``rv``; over no axes at all (``exclude`` of every axis, a
+    scalar) the element itself, cast as the reduction would (a Reduce needs an axis to
+    lower), and for a float sum plus +0.0, as numpy's (its sum starts from +0.0: a
+    -0.0 alone sums to +0.0)."""
     if rv:
         return te._reducer(combiner)(source, rv, acc_dtype=acc_dtype, dtype=dtype)
     value = source if acc_dtype is None else E.cast(acc_dtype, source)
+    if combiner == "sum" and E.is_float(value.dtype):
+        value = value + E.const(0.0, value.dtype)
     return E.cast(dtype or source.dtype, value)
 
 
