@@ -204,3 +204,34 @@ def test_a_dataflow_field_beside_let_bound_control_flow_gets_its_bound():
     }""")
     bounds = error_bounds(mod, [np.ones(2, "float32")])
     assert bounds[0] is None and bounds[1].shape == (2,) and (bounds[1] > 0).all()
+
+
+def test_a_product_that_underflows_has_a_bound_and_a_zero_product_has_none():
+    """A tiny product fused into an add (FMA) or not rounds to a zero of either sign: a
+    nonzero magnitude gets at least the subnormal rounding; an exact zero keeps 0."""
+    mod = _module("def @main(%x: Tensor[(2), float64], %y: Tensor[(2), float64]) "
+                  "{ add(multiply(%x, 5e-324f64), %y) }")
+    x, y = np.array([-1.03, -0.0]), np.array([5e-324, -0.0])
+    bound = error_bounds(mod, [x, y])
+    assert bound[0] > 0 and bound[1] == 0
+    want = np.array([0.0, -0.0])
+    _, excused = judge(want, np.array([-0.0, -0.0]), bound)
+    assert excused["error bound"] == 1
+    diff, _ = judge(want, np.array([0.0, 0.0]), bound)
+    assert diff  # -0.0 * tiny + -0.0 is -0.0 exactly: its sign is no rounding
+
+
+def test_a_zero_of_a_normalisation_is_a_signed_zero_tie():
+    """instance_norm lowers to (x - mean) / sd * gamma + beta, which C contracts: with
+    gamma = beta = the smallest subnormal, (x - mean) / sd near -1 gives +0.0 unfused
+    and -0.0 fused (fuzz seed 9432)."""
+    mod = _module("def @main(%x: Tensor[(1, 1, 1, 2), float64], %g: Tensor[(1), float64]) "
+                  "{ nn.instance_norm(%x, %g, %g) }")
+    x, g = np.array([[[[-1.0, 1.0]]]]), np.array([5e-324])
+    bound = error_bounds(mod, [x, g])
+    want = relay.create_executor("debug", mod=mod).evaluate()(x, g)
+    assert want[0, 0, 0, 0] == 0 and not np.signbit(want[0, 0, 0, 0])
+    got = want.copy()
+    got[0, 0, 0, 0] = -0.0
+    diff, excused = judge(want, got, bound)
+    assert not diff and sum(excused.values()) == 1

@@ -70,9 +70,11 @@ MIN_LIKE = ("min", "minimum", "dyn.min")
 CLAMPS = {"nn.relu": lambda attrs: True,
           "clip": lambda attrs: attrs.a_min == 0 or attrs.a_max == 0}
 # affine maps that SimplifyInference folds into x * scale + shift (TVM and ONNX Runtime
-# fold them too): equal in exact arithmetic, but the sign of an exactly zero result
-# follows the order of the terms (-0.0 + 0.0 is +0.0), so it is a tie as well
-FOLDED_AFFINE = ("nn.batch_norm",)
+# fold them too), or lowers to ``(x - mean) / sd * gamma + beta`` that C contracts into
+# an FMA: equal in exact arithmetic, but the sign of a zero result follows the order of
+# the terms (-0.0 + 0.0 is +0.0; a tiny product fused into the add rounds to -0.0 where
+# the unfused one gave a subnormal that cancels to +0.0), so it is a tie as well
+FOLDED_AFFINE = ("nn.batch_norm", "nn.instance_norm", "nn.layer_norm", "nn.group_norm")
 # interpolations: weighted sums of taps, separable in the reference and tap by tap in C,
 # so an exactly zero result's sign follows the order of its (zero) terms
 INTERPOLATIONS = ("image.resize1d", "image.resize2d", "image.resize3d", "nn.upsampling",
@@ -223,7 +225,7 @@ def _call(call: Call, xs: list, es: list, rng) -> tuple:
     if (name in MAX_LIKE or name in MIN_LIKE) and v.dtype.kind == "f":
         bound = _generic(call, xs, es, v, rng)
         return v, np.where((bound == 0) & _zero_tie(call, xs, v), ZERO_TIE, bound)
-    if name in INTERPOLATIONS and v.dtype.kind == "f":
+    if (name in INTERPOLATIONS or name in FOLDED_AFFINE) and v.dtype.kind == "f":
         bound = _generic(call, xs, es, v, rng)
         return v, np.where((bound == 0) & (v == 0), ZERO_TIE, bound)
     if name in CLAMPS and v.dtype.kind == "f":  # max(x, 0) / clip at 0: -0.0 meets +0.0
@@ -259,7 +261,7 @@ def _linear(call, xs, es, v, eps) -> np.ndarray:
     magnitude = _apply(call, [_abs(x) if f else x for x, f in zip(xs, floats)], absname)
     carried = _apply(call, [e if f else x for x, e, f in zip(xs, es, floats)], absname)
     k = REDUCTION_K * _terms(xs, v) + ELEMENTWISE_K
-    return np.abs(carried) + k * eps * magnitude
+    return np.abs(carried) + _rounding(k, eps, magnitude, v.dtype)
 
 
 def _bilinear(call, xs, es, v, eps) -> np.ndarray:
@@ -278,7 +280,16 @@ def _bilinear(call, xs, es, v, eps) -> np.ndarray:
         # every pixel of the tile (the tile reaches past the output into its padding),
         # not only the one its window reads
         magnitude = np.maximum(magnitude, _winograd_magnitude(call, a, b, np.shape(v)))
-    return np.abs(carried) + k * eps * magnitude
+    return np.abs(carried) + _rounding(k, eps, magnitude, v.dtype)
+
+
+def _rounding(k: float, eps: float, magnitude: np.ndarray, dtype) -> np.ndarray:
+    """What ``k`` roundings of terms of total ``magnitude`` can move a result: each at
+    most ``eps`` of the magnitude, or, where it underflows, half the dtype's smallest
+    subnormal (so a nonzero magnitude never has a bound of 0: a tiny product fused into
+    an add (FMA) or not rounds to a zero of either sign)."""
+    tiny = float(np.finfo(dtype).smallest_subnormal)
+    return k * np.maximum(eps * magnitude, np.where(magnitude > 0, tiny, 0.0))
 
 
 WINOGRAD_REACH = 7  # α - 1 at F(6×6, 3×3), the largest tile

@@ -18,20 +18,9 @@ class Known(NamedTuple):
     pattern: str  # matched against "pair kind ops detail"
 
 
-KNOWN: list[Known] = [  # the routed findings of 2026-12-03 (Winograd tiles, batch norm
-    # with run-time statistics) were fixed; their corpus cases are fixed_* now
-    Known("sum-of-negative-zeros",
-          "te/computes/reduce.py (the float sum's order) or testing/fuzz_compare.py "
-          "(the signed-zero rule)",
-          "a float sum whose terms are all -0.0: numpy's add.reduce starts from +0.0 below "
-          "8 terms (pairwise sum) and gives +0.0, the C sum keeps -0.0 (mean of -0.0, "
-          "instance_norm's mean; seeds 9469, 9432)",
-          r"(mean|nn\.instance_norm)\(.*want \[(0\.0(, )?)+\] got \[(-0\.0(, )?)+\]"),
-    Known("float16-cumprod-rounding",
-          "te/computes (cumprod of float16: the per-step rounding numpy does)",
-          "float16 cumprod of denormals rounds differently in C and numpy; a discrete op "
-          "downstream (unique) then differs in shape (seed 9162)",
-          r"cumprod\(.*unique\("),
+KNOWN: list[Known] = [  # empty: the routed findings of 2026-12-03 (Winograd tiles, batch
+    # norm with run-time statistics) and 2026-12-04 (sums of -0.0, a normalisation's
+    # zero, float16 cumprod) were fixed; their corpus cases are fixed_* now
 ]
 
 
