@@ -7,7 +7,8 @@ over named dims (``n - 1``, ``floordiv(n, 4)``: ``dim_expr``, in canonical form)
 
 Type variables and incomplete types compare by identity: two ``TypeVar("A")`` bound by
 different functions are different variables. ``structural_equal`` maps bound type
-variables the way it maps bound expression variables.
+variables the way it maps bound expression variables, and so does ``==`` on a polymorphic
+``FuncType`` (the variables it binds are renamed: ``fn[a](a) -> a == fn[b](b) -> b``).
 """
 
 from __future__ import annotations
@@ -222,8 +223,12 @@ class TypeCall(Type):
         object.__setattr__(self, "args", tuple(self.args))
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class FuncType(Type):
+    """A function type. A polymorphic one (``type_params``) binds its type variables, so
+    ``==`` is equality up to renaming them (``fn[a](a) -> a == fn[b](b) -> b``, as
+    Relay's structural equality); a monomorphic one compares field by field."""
+
     arg_types: tuple
     ret_type: Type
     type_params: tuple = ()
@@ -233,6 +238,25 @@ class FuncType(Type):
         object.__setattr__(self, "arg_types", tuple(self.arg_types))
         object.__setattr__(self, "type_params", tuple(self.type_params))
         object.__setattr__(self, "type_constraints", tuple(self.type_constraints))
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not FuncType:
+            return NotImplemented
+        if not self.type_params and not other.type_params:
+            return (self.arg_types == other.arg_types and self.ret_type == other.ret_type
+                    and self.type_constraints == other.type_constraints)
+        from .structural import structural_equal  # structural imports this module
+
+        return structural_equal(self, other)
+
+    def __hash__(self) -> int:
+        if not self.type_params:
+            return hash((self.arg_types, self.ret_type, self.type_constraints))
+        from .structural import structural_hash
+
+        return structural_hash(self)
 
 
 @dataclass(frozen=True, slots=True, repr=False)
