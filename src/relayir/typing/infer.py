@@ -34,6 +34,7 @@ from ..ir.types import (
     numpy_dtype,
     unit_type,
 )
+from .input_rules import INPUT_RULES
 from .solver import Relation, TypeSolver, instantiate
 
 _BOOL_SCALAR = TensorType((), "bool")
@@ -177,7 +178,12 @@ class TypeInferencer(ExprFunctor):
             except TypeInferenceError as exc:
                 raise TypeInferenceError(f"{op.name}: {exc}") from None
 
-        self.solver.add_relation(Relation(run, arg_types, out, lambda: f"in {short_text(call)}"))
+        complete = None
+        if op.name in INPUT_RULES:
+            rule = INPUT_RULES.get(op.name)
+            complete = lambda known, attrs=attrs: rule(known, attrs)  # noqa: E731
+        self.solver.add_relation(Relation(run, arg_types, out, lambda: f"in {short_text(call)}",
+                                          complete))
         return out
 
     def visit_tuple(self, t):

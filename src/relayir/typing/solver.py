@@ -33,6 +33,9 @@ class Relation:
     inputs: list[Type]
     output: Type
     describe: Callable[[], str]  # where, for error messages
+    # (input types, None where unknown) -> a type per input or None: the inputs the
+    # relation's attributes imply (``input_rules``), asked only when solving is stuck
+    complete: Callable[[list], list | None] | None = None
 
 
 class TypeSolver:
@@ -174,6 +177,19 @@ class TypeSolver:
         self.unify(rel.output, out, lambda: f"for the result {rel.describe()}")
         return True
 
+    def _complete(self, rel: Relation) -> bool:
+        """Type the unknown inputs of ``rel`` that its completion rule implies."""
+        if rel.complete is None:
+            return False
+        known = [self.resolve(t) if self.is_resolved(t) else None for t in rel.inputs]
+        implied = rel.complete(known) or ()
+        done = False
+        for i, (t, guess) in enumerate(zip(rel.inputs, implied)):
+            if guess is not None and known[i] is None:
+                self.unify(t, guess, lambda i=i: f"for input {i} {rel.describe()}")
+                done = True
+        return done
+
     def solve(self) -> None:
         progress = True
         while self._pending and progress:
@@ -185,6 +201,8 @@ class TypeSolver:
                 else:
                     still.append(rel)
             self._pending = still
+            if not progress:  # stuck: let relations type the inputs their attrs imply
+                progress = any([self._complete(rel) for rel in self._pending])
         if self._pending:
             rel = self._pending[0]
             known = ", ".join(str(self.resolve(t)) for t in rel.inputs)
