@@ -165,12 +165,11 @@ def test_a_device_target_is_a_description_never_built_for():
 def test_more_names_that_import_and_refuse():
     from relayir.tvm.autotvm import apply_history_best
     from relayir.tvm.ir.instrument import pass_instrument
-    from relayir.tvm.relay.testing import _np_randn_from_type, run_as_python
+    from relayir.tvm.relay.testing import _np_randn_from_type
 
     for fn, api in ((apply_history_best, "tvm.autotvm.apply_history_best"),
                     (pass_instrument, "tvm.ir.instrument.pass_instrument"),
-                    (relay.annotation.stop_fusion, "tvm.relay.annotation.stop_fusion"),
-                    (run_as_python, "tvm.relay.testing.run_as_python")):
+                    (relay.annotation.stop_fusion, "tvm.relay.annotation.stop_fusion")):
         with pytest.raises(NotInRelayirError, match=api):
             fn("x")
     assert _np_randn_from_type(relay.TensorType((2, 3), "float32")).shape == (2, 3)
@@ -248,3 +247,16 @@ def test_a_missing_attribute_of_target_or_virtual_device_names_the_api():
     with pytest.raises(AttributeError, match=r"VirtualDevice\.device_type_int is not part"):
         VirtualDevice().device_type_int  # noqa: B018
     assert copy.copy(Target("llvm")) == Target("llvm")  # dunder look-ups stay plain
+
+
+def test_run_as_python_returns_tvm_values():
+    from relayir.tvm.relay.backend.interpreter import RefValue
+    from relayir.tvm.relay.testing import run_as_python
+    from relayir.tvm.runtime.container import ADT
+
+    tup = run_as_python(relay.Tuple([relay.const(1), relay.Tuple([])]))
+    assert isinstance(tup, ADT) and len(tup) == 2 and tup[0].numpy() == 1
+    ref = run_as_python(relay.RefCreate(relay.Tuple([])))
+    assert isinstance(ref, RefValue) and isinstance(ref.value, ADT)
+    parts = run_as_python(relay.split(relay.const(np.arange(4.0)), 2))  # a TupleWrapper
+    assert [p.numpy().tolist() for p in parts] == [[0.0, 1.0], [2.0, 3.0]]

@@ -16,7 +16,6 @@ from ....errors import Error
 from ....ir.expr import Function
 from ....ir.module import IRModule
 from ....runtime.values import ConstructorValue
-from ...error import not_in_relayir
 from ...runtime.ndarray import NDArray, array
 from ...target import enabled_targets
 from .. import analysis
@@ -132,9 +131,23 @@ def make_nat_expr(prelude, n: int):
 
 __all__ = ["Xavier", "check_grad", "count", "count_ops", "create_workload", "make_nat_expr",
            "make_nat_value", "mlp", "mobilenet", "rand", "resnet", "run_infer_type",
-           "run_opt_pass"]
+           "run_as_python", "run_opt_pass"]
 
 globals().update(_missing.install(__name__))
 _np_randn_from_type = _randn_from_type  # Relay's private name, imported by its gradient tests
-run_as_python = not_in_relayir("tvm.relay.testing.run_as_python",
-                               "relayir has no Relay-to-Python converter")
+
+
+def run_as_python(expr, mod=None, target=None):
+    """Relay's: ``expr`` written as Python and run (``relayir.runtime.python_source``;
+    ops run their numpy references, so ``target`` is not used); the value as the
+    interpreter's (``NDArray``, ``ADT``, ``ConstructorValue``, ``RefValue``)."""
+    from ....runtime.python_source import run_as_python as _run_as_python
+    from ....runtime.values import RefValue
+    from ...runtime.container import to_tvm
+
+    if hasattr(expr, "astuple"):  # a TupleWrapper (split, ...)
+        expr = expr.astuple()
+    value = _run_as_python(expr, mod)
+    if isinstance(value, RefValue):
+        return RefValue(to_tvm(value.value, "interpreter"))
+    return to_tvm(value, "interpreter")
