@@ -55,7 +55,7 @@ _status: dict[str, str] = {}
 _RUNTIMES = ("libgomp.so", "libomp.so", "libiomp5.so")
 
 
-def _loaded_runtime() -> str | None:
+def loaded_runtime() -> str | None:
     """The OpenMP runtime already mapped into this process, if one is (Linux only)."""
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
@@ -74,7 +74,7 @@ def prepare_openmp() -> dict[str, str]:
     if _status:
         return _status
     wanted = os.environ.get("RELAYIR_OMP_SPINCOUNT", str(SPIN_COUNT)).strip()
-    loaded = _loaded_runtime()
+    loaded = loaded_runtime()
     if wanted == "default":
         _status["openmp"] = "runtime defaults (RELAYIR_OMP_SPINCOUNT=default)"
     elif loaded is not None:
@@ -175,4 +175,5 @@ def status() -> dict[str, str]:
 
 
 __all__ = ["BLOCK_TIME_MS", "SPIN_COUNT", "TEAM_CALM_MS", "TEAM_LATE_GAP", "TEAM_LATE_US",
-           "TEAM_SERIAL_MS", "prepare_openmp", "status", "team_guard_source"]
+           "TEAM_SERIAL_MS", "loaded_runtime", "prepare_openmp", "status",
+           "team_guard_source"]
