@@ -69,7 +69,7 @@ SIZES = (1, 2, 4, 8, 16, 32)  # the graph builds of the MLP that mlp_sizes batch
 # ---------------------------------------------------------------- the repository
 
 
-def build_repo(root: Path, phases: set[str]) -> dict[str, Path]:
+def build_repo(root: Path, phases: set[str], threads: int = 0) -> dict[str, Path]:
     """Compile the artifacts the phases serve; returns their paths by name."""
     art = root / "artifacts"
     art.mkdir(parents=True)
@@ -109,6 +109,11 @@ def build_repo(root: Path, phases: set[str]) -> dict[str, Path]:
         (sizes / "config.json").write_text(json.dumps({"max_batch_size": SIZES[-1]}))
     if "resnet18" in paths:  # two instances: kernels run while ctypes has released the GIL
         (repo / "resnet18_x2" / "config.json").write_text(json.dumps({"instances": 2}))
+    if threads:  # every model's kernel threads per instance (default: the server's choice)
+        for model in {*layout, "mlp_sizes"} & {d.name for d in repo.iterdir()}:
+            config = repo / model / "config.json"
+            doc = json.loads(config.read_text()) if config.is_file() else {}
+            config.write_text(json.dumps({**doc, "threads": threads}))
     return {"repo": repo, **paths}
 
 
@@ -597,7 +602,7 @@ async def phase_swap(session, server, paths, repo, args) -> dict:
 async def main_async(args) -> dict:
     phases = set(args.phases.split(","))
     with tempfile.TemporaryDirectory(prefix="relayir-serve-load-") as tmp:
-        paths = build_repo(Path(tmp), phases)
+        paths = build_repo(Path(tmp), phases, args.threads)
         repo = paths["repo"]
         server = Server(repo)
         results: dict = {}
@@ -635,6 +640,9 @@ def main() -> None:
     p.add_argument("--omp-threads", type=int, metavar="N",
                    help="OMP_NUM_THREADS for the server and this process' own model timing "
                         "(default: as the environment says)")
+    p.add_argument("--threads", type=int, default=0, metavar="N",
+                   help="config.json threads of every model: kernel threads per instance "
+                        "(default: the server's choice, 1 for a model run inline)")
     p.add_argument("--json", help="also write the results here")
     args = p.parse_args()
     if args.omp_threads:  # before any kernel library loads OpenMP, here and in the server

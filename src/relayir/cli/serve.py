@@ -14,8 +14,11 @@ LAYOUT = """\
 repository layout (as Triton and OpenVINO Model Server lay it out):
   REPO/<model>/config.json                  optional: {"max_batch_size": 32,
                                             "max_queue_delay_us": 500, "instances": 2,
-                                            "inline_below_us": 50} (a model faster than
-                                            this runs on the event loop, no thread hop)
+                                            "threads": 1, "inline_below_us": 50}
+                                            threads: kernel threads per instance (default:
+                                            1 inline, else the cores / instances);
+                                            inline_below_us: a model faster than this runs
+                                            on the event loop, no thread hop (0: never)
   REPO/<model>/<version>/model.relayir      written by relayir compile (graph, vm or aot)
   REPO/<model>/<version>/model.<k>.relayir  optional: the same model at other batch sizes
 

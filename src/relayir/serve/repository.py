@@ -1,7 +1,7 @@
 """The model repository on disk, laid out as Triton and OpenVINO Model Server lay it out::
 
     REPO/<model>/config.json                   optional: max_batch_size, max_queue_delay_us,
-                                               instances, inline_below_us
+                                               instances, threads, inline_below_us
     REPO/<model>/<version>/model.relayir       any compiled artifact (relayir compile)
     REPO/<model>/<version>/model.<k>.relayir   optional: the same model at other batch sizes
 
@@ -25,13 +25,16 @@ MODEL_FILE = "model.relayir"
 class ModelConfig:
     """``config.json``: ``max_batch_size`` 0 serves each request alone (no dynamic
     batching); ``max_queue_delay_us`` is how long a batch waits to fill; ``instances``
-    copies of the model run in parallel threads; a model whose fastest warm-up run
-    (of its largest batch) takes less than ``inline_below_us`` runs on the event loop's
-    thread, with one instance (0: always on worker threads)."""
+    copies of the model run in parallel threads, each with a team of ``threads`` kernel
+    threads (0: one for a model run inline, else the cores shared between the
+    instances); a model whose fastest warm-up run (of its largest batch) takes less
+    than ``inline_below_us`` runs on the event loop's thread, with one instance (0:
+    always on worker threads)."""
 
     max_batch_size: int = 0
     max_queue_delay_us: int = 0
     instances: int = 1
+    threads: int = 0
     inline_below_us: int = 50
 
     @staticmethod
@@ -45,7 +48,8 @@ class ModelConfig:
             raise RepositoryError(f"{path}: not readable JSON: {exc}") from None
         if not isinstance(doc, dict):
             raise RepositoryError(f"{path}: a JSON object expected")
-        known = {"max_batch_size", "max_queue_delay_us", "instances", "inline_below_us"}
+        known = {"max_batch_size", "max_queue_delay_us", "instances", "threads",
+                 "inline_below_us"}
         unknown = set(doc) - known
         if unknown:
             raise RepositoryError(f"{path}: unknown keys {', '.join(sorted(unknown))}; known: "

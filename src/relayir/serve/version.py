@@ -15,6 +15,7 @@ holds it, padded with zeros, the padding's rows dropped from the outputs.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 import numpy as np
@@ -51,6 +52,7 @@ class ModelVersion:
         self._idle.set()
         self.workers: Workers | InlineWorker | None = None
         self.inline = False  # runs on the event loop's thread (see _load)
+        self.threads = 1  # kernel threads per instance (see _load)
         self.label = str(self.number)  # the version as the protocol writes it
         self.load_seconds = 0.0
 
@@ -104,8 +106,12 @@ class ModelVersion:
                      for d in (s.shape[1:] if self.batching else s.shape))
         self.inline = n == 1 and limit > 0 and static and \
             _fastest_run(*self._largest_run()) < limit
-        self.workers = InlineWorker(sets[0]) if self.inline else \
-            Workers(sets, f"relayir-{self.name}-{self.number}")
+        # kernel threads per instance: one inline (a team's wake-up and join cost a tiny
+        # model more than it gains, and the loop's thread has protocol work too), else
+        # the cores shared between the instances
+        self.threads = self.config.threads or (1 if self.inline else max(1, _cores() // n))
+        self.workers = InlineWorker(sets[0], self.threads) if self.inline else \
+            Workers(sets, f"relayir-{self.name}-{self.number}", self.threads)
 
     def _largest_run(self) -> tuple[CompiledModel, int]:
         """The model file and batch size of the longest run a request or batch makes."""
@@ -224,6 +230,13 @@ class ModelVersion:
         if self.workers is not None:
             self.workers.close()
         self.models.clear()
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
 
 
 def _batch_dim(model: CompiledModel) -> int | None:

@@ -6,6 +6,10 @@ jobs from one shared queue and hands each result back to the event loop with
 compute in parallel. A thread per instance rather than ``run_in_executor``: the
 executor's work items and chained futures cost about 50 us more per call (measured on
 the loopback benchmark's machine), which for a small model is more than the model.
+
+Each thread that runs a model sets how many threads its kernels use
+(``relayir.runtime.set_num_threads``: OpenMP's team size is per calling thread), so
+instances share the cores instead of each starting a team as wide as the machine.
 """
 
 from __future__ import annotations
@@ -16,15 +20,27 @@ import queue
 import threading
 from collections.abc import Callable
 
+from ..runtime.threads import set_num_threads
+
+_team = threading.local()  # the kernel team size last set on this thread
+
+
+def use_threads(n: int) -> None:
+    """Kernels called from this thread use ``n`` threads (set only when it changes)."""
+    if getattr(_team, "size", None) != n:
+        set_num_threads(n)
+        _team.size = n
+
 
 class Workers:
     """``await workers.call(fn, *args)`` runs ``fn(*args)`` on a worker thread, whose
     instance ``fn`` reads as ``workers.instance()``."""
 
-    def __init__(self, instances: list, name: str):
+    def __init__(self, instances: list, name: str, threads: int = 1):
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._local = threading.local()
         self._instances = list(instances)
+        self.team = threads  # kernel threads per instance
         self.threads = [threading.Thread(target=self._serve, args=(inst,), daemon=True,
                                          name=f"{name}-{i}")
                         for i, inst in enumerate(instances)]
@@ -43,6 +59,7 @@ class Workers:
 
     def _serve(self, instance) -> None:
         self._local.instance = instance
+        use_threads(self.team)
         while True:
             job = self._jobs.get()
             if job is None:
@@ -67,13 +84,15 @@ class InlineWorker:
 
     threads: list = []
 
-    def __init__(self, instance):
+    def __init__(self, instance, threads: int = 1):
         self._instances = [instance]
+        self.team = threads  # kernel threads, set on the event loop's thread
 
     def instance(self):
         return self._instances[0]
 
     async def call(self, fn: Callable, *args):
+        use_threads(self.team)
         return fn(*args)
 
     def close(self) -> None:
@@ -89,4 +108,4 @@ def _settle(future: asyncio.Future, result, error) -> None:
         future.set_result(result)
 
 
-__all__ = ["InlineWorker", "Workers"]
+__all__ = ["InlineWorker", "Workers", "use_threads"]
