@@ -86,6 +86,7 @@ FuseOps = _relay(_t.FuseOps)
 SimplifyExpr = _relay(_t.SimplifyExpr)
 SimplifyInference = _relay(_t.SimplifyInference)
 ToGraphNormalForm = _relay(_t.ToGraphNormalForm)
+ToMixedPrecision = _relay(_t.ToMixedPrecision)
 
 
 def FoldConstant(fold_qnn: bool = False) -> Pass:  # noqa: N802 (Relay's names)
@@ -176,13 +177,13 @@ __all__ = ["AnnotateSpans", "BackwardFoldScaleAxis", "CanonicalizeOps", "Convert
            "GRADIENT_MODES", "InferType", "InferTypeLocal", "Inline", "LambdaLift", "Legalize",
            "ModulePass", "Pass", "PassContext", "PassInfo", "PrintIR", "RemoveUnusedFunctions",
            "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",
-           "ToANormalFormExpr", "ToGraphNormalForm", "function_pass", "gradient", "module_pass",
-           "relay_pass", "build_config"]
+           "ToANormalFormExpr", "ToGraphNormalForm", "ToMixedPrecision", "function_pass",
+           "gradient", "module_pass", "relay_pass", "build_config"]
 
 
 # Relay passes relayir does not have: the names import, a call says so
 _NOT_OFFERED = ("recast", "FastMath", "PartialEvaluate", "LazyGradientInit", "ToCPS",
-                "UnCPS", "Defunctionalization", "ToMixedPrecision", "PlanDevices",
+                "UnCPS", "Defunctionalization", "PlanDevices",
                 "ManifestLifetimes", "ToBasicBlockNormalForm", "CombineParallelConv2D",
                 "CombineParallelDense", "CombineParallelBatchMatmul", "SplitArgs",
                 "FlattenAtrousConv", "FoldExplicitPadding", "DivToMul", "SimplifyFCTranspose",
