@@ -5,8 +5,14 @@ import numpy as np
 import pytest
 
 import relayir as relay
-from relayir.ir.adt import Clause, Match, PatternConstructor, PatternTuple, PatternVar, \
-    PatternWildcard
+from relayir.ir.adt import (
+    Clause,
+    Match,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+)
 from relayir.ir.expr import If, Let, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem, Var
 from relayir.runtime import ConstructorValue, to_list
 from relayir.runtime.python_source import PythonSourceError, run_as_python, to_python

@@ -140,8 +140,8 @@ def test_resize_references_match_relayir_ops():
 
 
 def test_ops_relayir_lacks_are_named():
-    with pytest.raises(AttributeError, match="tvm.relay.op.image.dilation2d is not part of"):
-        relay.image.dilation2d  # noqa: B018
+    with pytest.raises(AttributeError, match="tvm.relay.op.image.affine_grid is not part of"):
+        relay.image.affine_grid  # noqa: B018
     with pytest.raises(AttributeError, match="tvm.relay.op.nn.deformable_conv2d is not part"):
         relay.nn.deformable_conv2d  # noqa: B018
     assert relay.image.resize2d is not None and relay.vision.non_max_suppression is not None

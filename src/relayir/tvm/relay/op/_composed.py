@@ -26,9 +26,9 @@ from ....errors import Error
 from ....ir.expr import Constant, Expr, Var
 from ....ir.types import Any, TensorType
 from ....op import dynamic as dyn
+from ....op.bitwise import left_shift, right_shift
 from ....op.nn import matmul, pad
 from ....op.scatter import gather, gather_nd
-from ....op.bitwise import left_shift, right_shift
 from ....op.tensor import add, floor_divide, less, maximum, minimum, multiply, subtract
 from ....op.transform import cast, expand_dims, reshape, stack, take, transpose, where
 
