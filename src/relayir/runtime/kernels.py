@@ -174,10 +174,15 @@ class KernelLibrary:
         if self.kind == "numpy":
             return f"all {len(self)} kernels run as numpy references (target numpy)"
         refs = self.references()
+        # a data-dependent function of a VM on a C target: a reference kernel without a
+        # reason, compiled to C per call signature when it runs (vm/specialize.py)
+        later = sum(1 for k in self.kernels.values()
+                    if hasattr(k, "func") and not getattr(k, "reason", ""))
+        also = f" ({later} compiled at run time for each shape value they meet)" if later else ""
         if not refs:
-            return f"all {len(self)} kernels are C"
+            return f"all {len(self)} kernels are C{also}"
         reasons = "; ".join(f"{name} ({why})" for name, why in sorted(refs.items()))
-        return f"{len(refs)} of {len(self)} kernels run as numpy references: {reasons}"
+        return f"{len(refs)} of {len(self)} kernels run as numpy references{also}: {reasons}"
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {len(self)} kernels, target {self.target}>"

@@ -150,8 +150,14 @@ def _references(fn, executor: str) -> dict:
     built = fn.module.module if vm is None else vm.exe
     out = dict(wrap(built).references)
     if vm is not None:
-        out.update({name: f"ran its reference in {n} call(s): a dynamic dim of 1 "
-                          f"broadcasting" for name, n in vm.reference_runs.items()})
+        out.update({name: f"a dynamic dim of 1 broadcasting, no C for the call's "
+                          f"shapes: ran its reference in {n} call(s)"
+                    for name, n in vm.reference_runs.items()})
+        # data-dependent functions compiled per call signature (vm/specialize.py): the
+        # calls no static form could take ran the reference
+        for name, spec in getattr(vm.exe, "specializers", {}).items():
+            for why, n in spec.reference_runs.items():
+                out[name] = f"{why}: ran its reference in {n} call(s)"
     return out
 
 

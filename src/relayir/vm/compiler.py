@@ -12,9 +12,10 @@ shape (loop bounds in the kernel's ``dims``). Its call is ``InvokeShapeFunc`` (t
 shapes from the input shapes, ``shape_func.py``), ``AllocTensorReg`` per dynamic output,
 then ``InvokePacked``; a function that only reshapes its input is ``ReshapeTensor`` (a
 view), one that is ``shape_of`` its input is ``ShapeOf``. A data-dependent function
-(``dyn.*`` ops) is ``InvokeDataDependent``: its numpy reference returns fresh outputs.
-On the cpu target a dynamic function the C backend cannot lower runs through its numpy
-reference too.
+(``dyn.*`` ops) is ``InvokeDataDependent``: it returns fresh outputs; on the cpu target
+from a C kernel compiled at run time for the call's shape values (``specialize.py``),
+else (no static form, or the numpy target) from its numpy reference. On the cpu target
+a dynamic function the C backend cannot lower runs through its numpy reference.
 
 References: ``RefCreate`` / ``RefRead`` / ``RefWrite`` on ``runtime.values.RefValue``
 cells, the reference interpreter's values; a write's result is ``()`` (which liveness
@@ -65,6 +66,7 @@ from ..typing.infer import infer_module
 from .bytecode import Instruction, Opcode, VMFunction
 from .executable import Executable
 from .liveness import optimize_functions
+from .specialize import why_not_specialisable
 from .shape_func import (
     DIM_RANGES,
     ShapeFunction,
@@ -429,7 +431,9 @@ class _FunctionCompiler:
 def _lower(mc: _ModuleCompiler, target: Target) -> tuple[list, object]:
     """``(kernels by index, their library or None)``, through the one lowering path
     (``backend.lowering.lower``, as ``build`` uses). Reshape-only and ``shape_of``
-    functions get no kernel (``None``); data-dependent ones run their numpy reference."""
+    functions get no kernel (``None``); data-dependent ones are compiled at run time for
+    the shape values each call brings (``specialize.py``: C), or run their numpy
+    reference where no static form exists (an op whose result shape is its data's)."""
     kernels: list = [None] * len(mc.primitives)
     wanted = [k for k, kind in enumerate(mc.kinds) if kind in (DATA_DEPENDENT, STATIC, DYNAMIC)]
     if not wanted:
@@ -438,7 +442,12 @@ def _lower(mc: _ModuleCompiler, target: Target) -> tuple[list, object]:
     lib = lowering.lower([mc.primitives[k] for k in wanted], target, reference=reference,
                          dynamic=True)
     for k in wanted:
-        kernels[k] = lib[mc.primitives[k][0]]
+        name, fn = mc.primitives[k]
+        kernels[k] = lib[name]
+        if mc.kinds[k] == DATA_DEPENDENT and target.kind == "cpu":
+            why = why_not_specialisable(fn)
+            # "": no reference, C compiled per call signature at run time
+            kernels[k].reason = f"{why} (the VM runs its reference)" if why else ""
     return kernels, lib
 
 

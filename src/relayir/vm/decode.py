@@ -27,8 +27,10 @@ import numpy as np
 
 from ..errors import Error
 from ..runtime.numpy_kernels import NumpyKernel
+from ..backend.target import Target
 from ..runtime.tensors import aligned_empty
 from .liveness import stable_registers
+from .specialize import Specializer
 from .opcodes import (
     CONST,
     CTOR,
@@ -85,11 +87,12 @@ class _PackedCall:
     alive while their addresses are in use)."""
 
     __slots__ = ("name", "call", "ptrs", "seen", "dims", "dim_sources", "shape_func",
-                 "reference")
+                 "reference", "target")
 
-    def __init__(self, kernel, n: int):
+    def __init__(self, kernel, n: int, target: str = "cpu"):
         function = kernel.function
         self.name = kernel.name
+        self.target = target
         self.ptrs = (ctypes.c_void_p * n)()
         self.seen = [None] * n
         self.dim_sources = _dim_sources(kernel)
@@ -105,10 +108,13 @@ class _PackedCall:
         self.shape_func = None
         self.reference = None
 
-    def run_reference(self, arrays) -> None:
+    def run_reference(self, arrays) -> bool:
+        """A call at shapes the kernel cannot take (a dim of 1 it reads as equal dims):
+        the function compiled for these static shapes (``specialize.py``), or, where
+        that fails, its reference; whether the reference ran."""
         if self.reference is None:
-            self.reference = NumpyKernel(self.name, self.shape_func.func)
-        self.reference.call_unchecked(*arrays)
+            self.reference = Specializer(self.name, self.shape_func.func, self.target)
+        return self.reference.call_unchecked(*arrays)
 
     def refresh_dims(self, arrays) -> None:
         dims = self.dims
@@ -221,6 +227,16 @@ class _Decoder:
         self.decoders: dict[object, Callable] = _operand_decoders(exe, constants)
         self.shape_funcs = {sf.name: sf for sf in getattr(exe, "shape_funcs", ())}
 
+    def specializer(self, kernel):
+        """A data-dependent function's kernel on the cpu target: compiled per signature
+        at run time (``specialize.py``), one per executable (shared by its VMs)."""
+        if not isinstance(kernel, NumpyKernel) or Target.parse(self.exe.target).kind != "cpu":
+            return kernel
+        made = self.exe.__dict__.setdefault("specializers", {})
+        if kernel.name not in made:
+            made[kernel.name] = Specializer(kernel.name, kernel.func, self.exe.target)
+        return made[kernel.name]
+
     def function(self, fn) -> tuple[list, list, list]:
         code = []
         stable = stable_registers(fn)
@@ -265,7 +281,7 @@ class _Decoder:
             # arrays come from typed AllocTensor and checked inputs
             return (int(Opcode.InvokePacked), kernel.call_unchecked, operands,
                     self.exe.kernel_names[index], None)
-        packed = _PackedCall(kernel, len(operands))
+        packed = _PackedCall(kernel, len(operands), self.exe.target)
         if packed.dim_sources:
             packed.shape_func = self.shape_funcs.get(kernel.name)
             return (int(Variant.PackedCDims), packed, operands, None, None)
@@ -294,6 +310,8 @@ class _Decoder:
             raise VMError(f"{ins.op.name} with {len(args)} operands: a dispatch tuple "
                           f"holds 4 (decode it as a variant)")
         out = [decoders[o.role](a) for o, a in zip(spec.operands, args)]
+        if ins.op is Opcode.InvokeDataDependent:
+            out[0] = self.specializer(out[0])
         out += [() if o.role.many else None for o in spec.operands[len(args):4]]
         return (int(ins.op), *out) + (None,) * (4 - len(out))
 

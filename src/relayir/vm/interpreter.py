@@ -399,8 +399,10 @@ class VirtualMachine:
             elif op == _PACKED_C_DIMS:
                 arrays = [regs[r] for r in b]
                 if a.shape_func is not None and a.shape_func.reference_next:
-                    a.run_reference(arrays)  # a dim of 1 the kernel reads as equal dims
-                    self.reference_runs[a.name] += 1
+                    # a dim of 1 the kernel reads as equal dims: compiled for these
+                    # shapes, or the reference where that fails (counted)
+                    if a.run_reference(arrays):
+                        self.reference_runs[a.name] += 1
                     pc += 1
                     continue
                 ptrs = a.ptrs

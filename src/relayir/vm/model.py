@@ -52,15 +52,23 @@ class VMModel(CompiledModel):
     def output_info(self) -> list[TensorSpec]:
         return list(self._seen.get("outputs", ()))
 
+    def _is_c(self, kernel) -> bool:
+        """C, or (a data-dependent function on a C target, no reason given) compiled to C
+        per call signature at run time (``vm/specialize.py``)."""
+        return isinstance(kernel, CKernel) or (
+            self.artifact.kernel_library is not None
+            and self.artifact.kernel_library.kind != "numpy"
+            and not getattr(kernel, "reason", ""))
+
     @property
     def kernels(self) -> dict[str, str]:
-        return {k.name: "c" if isinstance(k, CKernel) else "reference"
+        return {k.name: "c" if self._is_c(k) else "reference"
                 for k in self.artifact.kernels if k is not None}
 
     @property
     def references(self) -> dict[str, str]:
         return {k.name: getattr(k, "reason", "") or f"target {self.target}"
-                for k in self.artifact.kernels if k is not None and not isinstance(k, CKernel)}
+                for k in self.artifact.kernels if k is not None and not self._is_c(k)}
 
     @property
     def c_source(self) -> str | None:

@@ -21,8 +21,8 @@ reference and ``DynamicToStatic`` do), cached per shapes and values; the kernel 
 
 *Data-dependent* primitive functions (an op whose result shape depends on input values
 otherwise: other ``dyn.*`` ops, or any op named in ``DATA_DEPENDENT_OPS``) have no shape
-function: the VM runs them through their numpy references, which return fresh arrays
-(``Opcode.InvokeDataDependent``).
+function: the VM calls them with ``Opcode.InvokeDataDependent``, which returns fresh
+arrays (``specialize.py``: C compiled for the call's shape values, or the reference).
 """
 
 from __future__ import annotations
