@@ -1,6 +1,7 @@
 """Relay ops the layer spells as graphs of relayir ops (``relay/op/_composed.py``):
-``reverse_sequence``, ``adv_index``, ``sliding_window``, ``fixed_point_multiply`` and
-``stft``, each against a numpy reference, on the graph executor (C) and the VM."""
+``reverse_sequence``, ``adv_index``, ``sliding_window``, ``fixed_point_multiply``, ``stft``,
+``searchsorted``, ``ndarray_size``, ``nn.dilate`` and ``nn.mirror_pad``, each against a
+numpy reference, on the graph executor (C) and the VM."""
 
 import numpy as np
 import pytest
@@ -135,3 +136,60 @@ def test_stft_of_a_vector_and_non_finite_samples():
     want = _stft_ref(data_np, 4, 2, 4, np.ones(4), False, True)
     np.testing.assert_allclose(got[:, :2], want[:, :2], rtol=1e-5, atol=1e-5)
     assert np.isnan(got[:, 2]).any() and not np.isnan(got[:, :2]).any()  # frame 2 has the NaN
+
+
+@pytest.mark.parametrize("right", [False, True])
+@pytest.mark.parametrize("seq_shape, val_shape", [((6,), (4,)), ((2, 3, 5), (2, 3, 4)),
+                                                  ((5,), (2, 3))])
+def test_searchsorted_against_numpy(seq_shape, val_shape, right):
+    rng = np.random.default_rng(2)
+    seq = np.sort(rng.integers(0, 4, seq_shape).astype("float32"), axis=-1)
+    vals = rng.integers(-1, 5, val_shape).astype("float32")  # ties with the sequence
+    vals.flat[0] = np.inf
+    vals.flat[-1] = -np.inf
+    x = relay.var("x", shape=tuple(relay.Any() for _ in seq_shape))
+    y = relay.var("y", shape=tuple(relay.Any() for _ in val_shape))
+    got = _run([x, y], relay.searchsorted(x, y, right, "int64"), seq, vals, kind="vm")
+    side = "right" if right else "left"
+    if seq.ndim == 1:
+        want = np.searchsorted(seq, vals, side=side)
+    else:
+        flat_s, flat_v = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
+        want = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(flat_s, flat_v)])
+        want = want.reshape(vals.shape)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
+
+
+def test_ndarray_size_static_and_dynamic():
+    x = relay.var("x", shape=(relay.Any(), 3))
+    assert _run([x], relay.ndarray_size(x), np.zeros((5, 3), "float32"), kind="vm") == 15
+    s = relay.var("s", shape=())
+    assert _run([s], relay.ndarray_size(s, "int64"), np.float32(1)).item() == 1
+
+
+@pytest.mark.parametrize("strides, value", [((1, 3), 0.0), ((2, 1, 4), -0.0), ((3,), np.nan)])
+def test_dilate_against_numpy(strides, value):
+    shape = (2, 3, 4)[-len(strides):]
+    data = np.arange(np.prod(shape), dtype="float32").reshape(shape) - 3
+    data.flat[0] = np.inf
+    x = relay.var("x", shape=tuple(relay.Any() for _ in shape))
+    got = _run([x], relay.nn.dilate(x, strides, value), data, kind="vm")
+    want = np.full([(d - 1) * s + 1 for d, s in zip(shape, strides)], value, "float32")
+    want[tuple(slice(None, None, s) for s in strides)] = data
+    np.testing.assert_array_equal(got, want)  # NaN where the fill is NaN
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("mode", ["SYMMETRIC", "REFLECT"])
+def test_mirror_pad_against_numpy(mode):
+    data = np.arange(2 * 4 * 5, dtype="float32").reshape(2, 4, 5)
+    data[0, 0, 0] = -0.0
+    widths = ((0, 0), (2, 1), (3, 2))
+    x = relay.var("x", shape=(2, relay.Any(), relay.Any()))
+    got = _run([x], relay.nn.mirror_pad(x, widths, mode), data, kind="vm")
+    want = np.pad(data, widths, mode=mode.lower())
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    with pytest.raises(Error, match="SYMMETRIC or REFLECT"):
+        relay.nn.mirror_pad(x, widths, "EDGE")

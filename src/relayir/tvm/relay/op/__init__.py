@@ -16,7 +16,15 @@ from ....op.tensor import *  # noqa: F403
 from ....op.transform import *  # noqa: F403
 from ...error import missing_attribute
 from . import image, nn, op, vision
-from ._composed import adv_index, fixed_point_multiply, reverse_sequence, sliding_window, stft
+from ._composed import (
+    adv_index,
+    fixed_point_multiply,
+    ndarray_size,
+    reverse_sequence,
+    searchsorted,
+    sliding_window,
+    stft,
+)
 from ._dyn_dispatch import (
     arange,
     argwhere,

@@ -28,8 +28,10 @@ from ....ir.types import Any, TensorType
 from ....op import dynamic as dyn
 from ....op.bitwise import left_shift, right_shift
 from ....op.nn import matmul, pad
+from ....op.reduce import prod
+from ....op.reduce import sum as _sum
 from ....op.scatter import gather, gather_nd
-from ....op.tensor import add, floor_divide, less, maximum, minimum, multiply, subtract
+from ....op.tensor import add, floor_divide, less, less_equal, maximum, minimum, multiply, subtract
 from ....op.transform import cast, expand_dims, reshape, stack, take, transpose, where
 
 
@@ -178,4 +180,23 @@ def stft(data, n_fft: int, hop_length=None, win_length=None, window=None,
     return transpose(out, perm)
 
 
-__all__ = ["adv_index", "fixed_point_multiply", "reverse_sequence", "sliding_window", "stft"]
+def searchsorted(sorted_sequence, values, right: bool = False, dtype: str = "int32"):
+    """For each value, how many entries of its row of ``sorted_sequence`` are ``<`` it
+    (``<=`` with ``right``): numpy's ``searchsorted`` per row (a 1-D sequence serves
+    every row), as a comparison of every pair and a sum."""
+    seq, vals = _type_of(sorted_sequence, "searchsorted"), _type_of(values, "searchsorted")
+    if len(seq.shape) != 1 and len(seq.shape) != len(vals.shape):
+        raise Error(f"relay.searchsorted: the sorted sequence is 1-d or has the values' "
+                    f"rank, found {seq} and {vals}")
+    compare = less_equal if right else less
+    hits = compare(expand_dims(sorted_sequence, -2), expand_dims(values, -1))  # (.., N, M)
+    return _sum(cast(hits, dtype), axis=-1)
+
+
+def ndarray_size(data, dtype: str = "int32"):
+    """The number of elements of ``data`` (read at run time when the shape is dynamic)."""
+    return cast(prod(dyn.shape_of(data, "int64")), dtype)
+
+
+__all__ = ["adv_index", "fixed_point_multiply", "ndarray_size", "reverse_sequence",
+           "searchsorted", "sliding_window", "stft"]

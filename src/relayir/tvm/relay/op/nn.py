@@ -4,10 +4,11 @@
 from ....op.nn import *  # noqa: F403
 from ....op.nn import __all__ as _nn_all
 from ...error import missing_attribute
+from ._composed_nn import dilate, mirror_pad  # noqa: F401
 from ._dyn_dispatch import pad  # noqa: F401
 from ._tuple_ops import batch_norm, dropout_raw  # noqa: F401
 
-__all__ = list(_nn_all)
+__all__ = [*_nn_all, "dilate", "mirror_pad"]
 
 
 def __getattr__(name: str):
