@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import relayir as relay
+from relayir.ir.op import call as call_op
 from relayir.ir.types import Any
+from relayir.typing import infer_expr
 from relayir.vm.specialize import MAX_SIGNATURES
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
@@ -84,3 +86,32 @@ def test_signatures_beyond_the_limit_run_the_reference_counted():
     (spec,) = exe.specializers.values()
     assert spec.compiled_runs == MAX_SIGNATURES
     assert spec.reference_runs == {f"more than {MAX_SIGNATURES} signatures": 2}
+
+
+def test_a_dynamic_nms_keeps_the_reference_its_static_twin_is_data_dependent_too():
+    from relayir.vm.specialize import why_not_specialisable
+
+    boxes, scores = relay.var("b", shape=(1, 3, 4)), relay.var("s", shape=(1, 1, 3))
+    k = relay.var("k", shape=(1,), dtype="int64")
+    iou, thr = relay.var("iou", shape=(1,)), relay.var("thr", shape=(0,))
+    fn = relay.Function([boxes, scores, k, iou, thr], call_op(
+        "dyn.vision.non_max_suppression", [boxes, scores, k, iou, thr]))
+    infer_expr(fn)
+    assert "depends on its data" in why_not_specialisable(fn)
+
+
+def test_a_dynamic_function_the_c_back_end_cannot_lower_runs_c_at_the_calls_shapes():
+    # a packed dense whose weight block is a dynamic dim: no symbolic-dim kernel, but C
+    # at each call's static shapes (a fuzz case, seed 20150)
+    x = relay.var("x", shape=(2, 5))
+    w = relay.var("w", shape=(1, 5, Any()))
+    fn = relay.Function([x, w], call_op("nn.contrib_dense_pack", [x, w],
+                                        weight_layout="NC8n"))
+    exe, vm = _vm(fn)
+    assert exe.kernel_library.describe_references().startswith("all ")
+    data = np.arange(10, dtype="float32").reshape(2, 5) / 7
+    weight = np.arange(40, dtype="float32").reshape(1, 5, 8) / 11
+    got = np.asarray(vm.invoke("main", data, weight))
+    np.testing.assert_allclose(got, data @ weight[0], rtol=1e-6)
+    (spec,) = exe.specializers.values()
+    assert spec.compiled_runs == 1 and not spec.reference_runs

@@ -103,7 +103,7 @@ def lower_cpu(functions: Functions, target: str | Target, reference: Collection[
         except LoweringError as exc:
             if not dynamic or is_static(fn):
                 raise
-            host.append((name, fn, f"the C back end cannot lower it: {exc}"))
+            host.append((name, fn, f"{CANNOT_LOWER}: {exc}"))
             continue
         if kernel.dim_names and not dynamic:
             raise KernelError(
@@ -305,6 +305,7 @@ def _c_library(source: str, types: list, target, flags=None) -> CKernelLibrary:
 # why the VM's data-dependent functions (output shape known only after the call) run
 # their reference; a reason each kernel library reports (``KernelLibrary.references``)
 DATA_DEPENDENT = "its output shape depends on its input values (the VM runs its reference)"
+CANNOT_LOWER = "the C back end cannot lower it"  # with symbolic dims (the VM's dynamic ones)
 
 
 def reference_reason(fn: Function) -> str:
@@ -353,6 +354,6 @@ def _dims_in_arguments(kernel) -> bool:
     return all(n in named for n in kernel.dim_names)
 
 
-__all__ = ["DATA_DEPENDENT", "LOWERINGS", "RECORDS_CONFIG", "LoweringProgress", "TunedSchedules",
-           "compile_c_library", "is_static", "lower", "lower_cpu", "lower_numpy",
+__all__ = ["CANNOT_LOWER", "DATA_DEPENDENT", "LOWERINGS", "RECORDS_CONFIG", "LoweringProgress",
+           "TunedSchedules", "compile_c_library", "is_static", "lower", "lower_cpu", "lower_numpy",
            "reference_reason", "uses_reference_only"]

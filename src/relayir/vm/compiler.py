@@ -444,10 +444,15 @@ def _lower(mc: _ModuleCompiler, target: Target) -> tuple[list, object]:
     for k in wanted:
         name, fn = mc.primitives[k]
         kernels[k] = lib[name]
-        if mc.kinds[k] == DATA_DEPENDENT and target.kind == "cpu":
+        if target.kind != "cpu":
+            continue
+        # reason "": no reference, C compiled per call signature at run time
+        if mc.kinds[k] == DATA_DEPENDENT:
             why = why_not_specialisable(fn)
-            # "": no reference, C compiled per call signature at run time
             kernels[k].reason = f"{why} (the VM runs its reference)" if why else ""
+        elif mc.kinds[k] == DYNAMIC and getattr(kernels[k], "reason", "").startswith(
+                lowering.CANNOT_LOWER) and not why_not_specialisable(fn):
+            kernels[k].reason = ""  # C at each call's static shapes
     return kernels, lib
 
 

@@ -228,9 +228,12 @@ class _Decoder:
         self.shape_funcs = {sf.name: sf for sf in getattr(exe, "shape_funcs", ())}
 
     def specializer(self, kernel):
-        """A data-dependent function's kernel on the cpu target: compiled per signature
-        at run time (``specialize.py``), one per executable (shared by its VMs)."""
-        if not isinstance(kernel, NumpyKernel) or Target.parse(self.exe.target).kind != "cpu":
+        """A reference kernel of a function the VM compiler left to run time (no reason
+        given: data-dependent, or dynamic beyond the C back end) on the cpu target:
+        compiled per call signature (``specialize.py``), one per executable (shared by
+        its VMs). Other kernels are returned as they are."""
+        if not isinstance(kernel, NumpyKernel) or kernel.reason or \
+                Target.parse(self.exe.target).kind != "cpu":
             return kernel
         made = self.exe.__dict__.setdefault("specializers", {})
         if kernel.name not in made:
@@ -278,8 +281,11 @@ class _Decoder:
         kernel = self.exe.kernels[index]
         operands = tuple(ins.operand("inputs")) + tuple(ins.operand("outputs"))
         if not (hasattr(kernel, "function") and hasattr(kernel.function, "_cfunc")):
-            # arrays come from typed AllocTensor and checked inputs
-            return (int(Opcode.InvokePacked), kernel.call_unchecked, operands,
+            # arrays come from typed AllocTensor and checked inputs; a dynamic function
+            # the C back end could not lower with symbolic dims: C per call's shapes
+            kernel = self.specializer(kernel)
+            call = kernel.run if isinstance(kernel, Specializer) else kernel.call_unchecked
+            return (int(Opcode.InvokePacked), call, operands,
                     self.exe.kernel_names[index], None)
         packed = _PackedCall(kernel, len(operands), self.exe.target)
         if packed.dim_sources:

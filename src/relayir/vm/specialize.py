@@ -11,7 +11,8 @@ code, issue 22):
   function, lowered and compiled like any other;
 - a dynamic function whose C kernel reads two dims as one (``shape_func.name_any_dims``)
   called where one of them is 1 and broadcasts: at the call's static shapes the kernel
-  knows which dims broadcast.
+  knows which dims broadcast; and a dynamic function the C back end cannot lower with
+  symbolic dims, which it lowers at the call's static shapes.
 
 ``Specializer(name, func, target)`` keeps one kernel per signature (input shapes and
 dtypes, and the bytes of the shape-deciding inputs), compiled on first sight (the kernel
@@ -72,6 +73,10 @@ class Specializer:
         outputs = [np.empty(t.shape, t.dtype) for t in kernel.output_types]
         kernel.call_unchecked(*self._kept(inputs), *outputs)
         return outputs
+
+    def run(self, *arrays: np.ndarray) -> None:
+        """``call_unchecked`` as an ``InvokePacked`` call (no status)."""
+        self.call_unchecked(*arrays)
 
     def call_unchecked(self, *arrays: np.ndarray) -> bool:
         """Whether the reference ran."""
@@ -143,11 +148,14 @@ def why_not_specialisable(func: Function) -> str:
     if any(not isinstance(p.checked_type, TensorType) for p in func.params):
         return "a tuple parameter"
     for node in post_order(func.body):
-        if type(node) is Call and type(node.op) is Op and node.op.name in DATA_DEPENDENT_OPS:
-            return f"{node.op.name}'s result shape depends on its data"
-        if type(node) is Call and type(node.op) is Op and node.op.name.startswith("dyn.") \
-                and node.op.name not in DYNAMIC:
-            return f"{node.op.name} has no static twin"
+        if type(node) is not Call or type(node.op) is not Op:
+            continue
+        name = node.op.name
+        if name.startswith("dyn.") and name not in DYNAMIC:
+            return f"{name} has no static twin"
+        static = DYNAMIC[name].static if name in DYNAMIC else name  # what it becomes
+        if static in DATA_DEPENDENT_OPS:
+            return f"{name}'s result shape depends on its data"
     return ""
 
 
