@@ -164,11 +164,9 @@ def test_a_device_target_is_a_description_never_built_for():
 
 def test_more_names_that_import_and_refuse():
     from relayir.tvm.autotvm import apply_history_best
-    from relayir.tvm.ir.instrument import pass_instrument
     from relayir.tvm.relay.testing import _np_randn_from_type
 
     for fn, api in ((apply_history_best, "tvm.autotvm.apply_history_best"),
-                    (pass_instrument, "tvm.ir.instrument.pass_instrument"),
                     (relay.annotation.stop_fusion, "tvm.relay.annotation.stop_fusion")):
         with pytest.raises(NotInRelayirError, match=api):
             fn("x")

@@ -46,15 +46,26 @@ class PassContext:
         return cls._stack[-1] if cls._stack else _DEFAULT
 
     def __enter__(self) -> PassContext:
+        _enter_all(self.instruments)
         PassContext._stack.append(self)
-        for inst in self.instruments:
-            _hook(inst, "enter_pass_ctx")()
         return self
 
     def __exit__(self, *exc) -> None:
-        for inst in self.instruments:
+        try:
+            for inst in self.instruments:  # one that raises stops the rest, as in TVM
+                _hook(inst, "exit_pass_ctx")()
+        finally:
+            PassContext._stack.pop()
+
+    def override_instruments(self, instruments) -> None:
+        """Replace the instruments: the old ones exit, the new ones enter (an error in
+        either leaves the context without instruments)."""
+        old, self.instruments = self.instruments, []
+        for inst in old:
             _hook(inst, "exit_pass_ctx")()
-        PassContext._stack.pop()
+        new = list(instruments or ())
+        _enter_all(new)
+        self.instruments = new
 
     def pass_enabled(self, info: PassInfo) -> bool:
         if info.name in self.disabled_pass:
@@ -65,6 +76,20 @@ class PassContext:
 
 
 _DEFAULT = PassContext()
+
+
+def _enter_all(instruments) -> None:
+    """Each instrument's ``enter_pass_ctx`` in order; when one raises, the ones already
+    entered exit (in order) and the error propagates."""
+    entered = []
+    try:
+        for inst in instruments:
+            _hook(inst, "enter_pass_ctx")()
+            entered.append(inst)
+    except BaseException:
+        for inst in entered:
+            _hook(inst, "exit_pass_ctx")()
+        raise
 
 
 def _hook(instrument, name: str) -> Callable:

@@ -39,6 +39,8 @@ _LAZY = ("relay", "contrib", "testing", "topi", "te", "tir", "autotvm", "parser"
 
 
 def __getattr__(name: str):
+    if name == "instrument":  # TVM's tvm.instrument is tvm.ir.instrument
+        return importlib.import_module(f"{__name__}.ir.instrument")
     if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
     raise missing_attribute(__name__, name)

@@ -42,9 +42,6 @@ class PassContext(_PassContext):
     def list_configs() -> dict:
         return {}
 
-    def override_instruments(self, instruments) -> None:
-        self.instruments = list(instruments or ())
-
 
 def PrintIR(header: str = "", show_meta_data: bool = False) -> Pass:  # noqa: N802 (Relay's name)
     """A pass that prints the module and returns it unchanged."""

@@ -48,10 +48,12 @@ __path__: list[str] = []  # a package in TVM: its submodules (tvm/_absent.py) im
 
 
 def _annotated(mod: IRModule) -> IRModule:
-    """``mod`` typed, with the inferred types written in (Relay's InferType)."""
-    typed = _t.InferType()(mod)
+    """``mod`` typed, with the inferred types written in (Relay's InferType). The typing
+    runs as part of the calling pass: instruments see that pass only."""
+    infer, ctx = _t.InferType(), PassContext.current()
+    typed = infer.transform(mod, ctx)
     filled, changed = fill_missing_annotations(typed)
-    return _t.InferType()(filled) if changed else typed
+    return infer.transform(filled, ctx) if changed else typed
 
 
 def relay_pass(inner: Pass) -> Pass:
