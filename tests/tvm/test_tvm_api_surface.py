@@ -186,8 +186,7 @@ def test_relay_passes_and_analyses_relayir_lacks_import_and_refuse():
 
     assert ExprMutator is RelayirMutator is relay.ExprMutator  # relayir's own stay
     for fn, api in ((detect_feature, "tvm.relay.analysis.detect_feature"),
-                    (PartialEvaluate, "tvm.relay.transform.PartialEvaluate"),
-                    (relay.TypeFunctor, "tvm.relay.TypeFunctor")):
+                    (PartialEvaluate, "tvm.relay.transform.PartialEvaluate")):
         with pytest.raises(NotInRelayirError, match=api):
             fn()
     assert relay.transform.FoldConstant is not None  # relayir's own passes stay

@@ -33,6 +33,7 @@ from . import (
     scope_builder,
     transform,
     ty,
+    type_functor,
     vm,
 )
 from ._text import fromtext, parse
@@ -43,15 +44,13 @@ from .op import nn
 from .prelude import Prelude
 from .scope_builder import ScopeBuilder
 from .transform import build_config, gradient
+from .type_functor import TypeFunctor, TypeMutator, TypeVisitor
 
 image = op.image
 vision = op.vision
 dyn = op.dyn
 ShapeVar = SymbolicDim
 TypeKind = Kind
-for _name in ("TypeFunctor", "TypeVisitor", "TypeMutator"):  # relayir's Expr* ones stay
-    globals()[_name] = not_in_relayir(f"tvm.relay.{_name}", "relayir has no type visitors "
-                                      "in its public API")
 annotation = importlib.import_module(f"{__name__}.annotation")
 SpanCheck = not_in_relayir("tvm.relay.SpanCheck", "relayir's nodes carry spans from the "
                            "parser; there is no span-checking pass")
