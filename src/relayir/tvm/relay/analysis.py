@@ -85,4 +85,8 @@ for _name in _NOT_OFFERED:
 
 
 def __getattr__(name: str):
+    if name == "_ffi_api":  # Relay's handle on its type solver (relay/_type_solver.py)
+        from ._type_solver import ffi_api
+
+        return ffi_api
     raise missing_attribute(__name__, name)
