@@ -128,13 +128,14 @@ class Endpoints:
 
 
 def create_app(repo, poll_seconds: float = 1.0, max_body: int = DEFAULT_MAX_BODY,
-               access_log: bool = True, fast_path: bool = True):
+               access_log: bool = True, fast_path: bool = True, models=None):
     """The ASGI app serving the model repository ``repo`` (see the module docstring);
     ``app.state.manager`` is its ``ModelManager``. ``fast_path``: infer requests skip
     Starlette (``infer.FastInfer``); False sends them through its router, as the tests
-    that compare the two do."""
+    that compare the two do. ``models``: serve only these models of the repository."""
     metrics = Metrics()
-    manager = ModelManager(repo, metrics, poll_seconds)
+    manager = ModelManager(repo, metrics, poll_seconds,
+                           None if models is None else frozenset(models))
     inference = Inference(manager, metrics, max_body)
     ep = Endpoints(manager, metrics, inference)
     model = "/v2/models/{model}"

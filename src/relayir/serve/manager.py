@@ -48,10 +48,15 @@ class ModelEntry:
 
 
 class ModelManager:
-    def __init__(self, repo: str | Path, metrics: Metrics, poll_seconds: float = 1.0):
+    """``only``: serve these models of the repository alone (a Ray Serve replica of one
+    model, ``ray.py``); None: every model."""
+
+    def __init__(self, repo: str | Path, metrics: Metrics, poll_seconds: float = 1.0,
+                 only: frozenset[str] | None = None):
         self.repo = Path(repo)
         self.metrics = metrics
         self.poll_seconds = poll_seconds
+        self.only = only
         self.models: dict[str, ModelEntry] = {}
         self.unloaded: set[str] = set()  # unloaded through the API: the watcher leaves them
         self._lock = asyncio.Lock()  # one sync at a time
@@ -115,7 +120,7 @@ class ModelManager:
 
     async def load_model(self, name: str) -> None:
         """The repository extension's load: (re)read the model from disk."""
-        if not (self.repo / name).is_dir():
+        if not (self.repo / name).is_dir() or (self.only is not None and name not in self.only):
             raise NotFound(f"no model {name!r} in the repository {self.repo}")
         self.unloaded.discard(name)
         await self.sync([name])
@@ -135,7 +140,7 @@ class ModelManager:
     async def sync(self, names: list[str] | None = None) -> None:
         async with self._lock:
             for name in names if names is not None else model_names(self.repo):
-                if name not in self.unloaded:
+                if name not in self.unloaded and (self.only is None or name in self.only):
                     await self._sync_model(name)
 
     async def _sync_model(self, name: str) -> None:
