@@ -42,3 +42,19 @@ def test_timing_profile_lasts_until_its_context_exits():
     assert "InferType" in timing.render()
     ctx.override_instruments(None)
     assert timing.render() == ""
+
+
+def test_relay_function_pass_types_its_result():
+    @relay.transform.function_pass(opt_level=1)
+    class Replace:
+        def __init__(self, new):
+            self.new = new
+
+        def transform_function(self, func, mod, ctx):
+            return self.new
+
+    x = relay.var("x", shape=(2,))
+    p = Replace(relay.Function([x], relay.log(x)))
+    assert isinstance(p, relay.transform.FunctionPass) and p.info.name == "Replace"
+    out = p(tvm.IRModule.from_expr(relay.Function([x], x)))
+    assert out["main"].ret_type == relay.TensorType((2,))  # written in, as Relay's

@@ -16,12 +16,13 @@ Differences from ``relayir.transform``, each to match Relay:
   ``TempOpAttr``; relayir has no target legalisations of its own);
   ``AnnotateSpans`` is an identity pass (relayir keeps no spans from Python-built code).
 
-``PassContext``, ``Sequential``, ``module_pass`` and ``function_pass`` are relayir's
-(``tvm.transform``).
+``PassContext``, ``Sequential`` and ``module_pass`` are relayir's (``tvm.transform``);
+``function_pass`` is relayir's followed by the type annotation, as Relay's.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from ... import transform as _t
@@ -34,9 +35,9 @@ from ...transform.pass_infra import (
     Pass,
     PassInfo,
     Sequential,
-    function_pass,
     module_pass,
 )
+from ...transform.pass_infra import function_pass as _function_pass
 from ...typing.infer import infer_expr
 from ..error import NotInRelayirError, missing_attribute, not_in_relayir
 from ..transform import PassContext, PrintIR
@@ -69,6 +70,33 @@ def _relay(factory: Callable[..., Pass]) -> Callable[..., Pass]:
     make.__name__ = factory.__name__
     make.__doc__ = factory.__doc__
     return make
+
+
+class _TypedFunctionPass(FunctionPass):
+    """A ``FunctionPass`` whose result is typed with the types written in (Relay's)."""
+
+    def transform(self, mod, ctx):
+        return _annotated(super().transform(mod, ctx))
+
+
+def function_pass(pass_func=None, opt_level: int | None = None, name: str | None = None,
+                  required=None):
+    """Relay's ``function_pass`` (a function or a class with ``transform_function``): as
+    in Relay, the module is typed (types written in) after the functions are rewritten."""
+
+    def create(fn_or_cls):
+        made = _function_pass(fn_or_cls, opt_level=opt_level, name=name, required=required)
+        if isinstance(made, Pass):
+            return _TypedFunctionPass(made.fn, made.info)
+
+        @functools.wraps(made, updated=())
+        def factory(*args, **kwargs):
+            inner = made(*args, **kwargs)
+            return _TypedFunctionPass(inner.fn, inner.info)
+
+        return factory
+
+    return create(pass_func) if pass_func is not None else create
 
 
 def InferType() -> Pass:  # noqa: N802 (Relay's names)
