@@ -437,7 +437,7 @@ class _Alter(LayoutConverter):
         units = tw.shape[0]
         n = next((b for b in (2 * self.config.block, self.config.block) if units % b == 0),
                  None)
-        if n is None:
+        if n is None or 0 in tw.shape:  # an empty weight: nothing to pack (fuzz seed 130098)
             return None
         layout = f"NC{n}n"
         packed = layout_transform(self.visit(w), "NC", layout)

@@ -40,17 +40,36 @@ def _scan(combiner: str, identity: int):
         axis = 0 if flat else norm_axis(attrs.axis, x.ndim)
         n = out.shape[axis]
 
-        def body(*i):
-            k = te.reduce_axis(n, "k")
+        def kept(i, name):
+            """The scanned axis ``k`` and, for output index ``i``, whether ``k`` is in its
+            prefix and the element there."""
+            k = te.reduce_axis(n, name)
             j = k.var
             if attrs.reverse:
                 keep = (j > i[axis]) if attrs.exclusive else (j >= i[axis])
             else:
                 keep = (j < i[axis]) if attrs.exclusive else (j <= i[axis])
             read = x[unravel(j, x.shape)] if flat else x[i[:axis] + (j,) + i[axis + 1:]]
+            return k, keep, read
+
+        def body(*i):
+            k, keep, read = kept(i, "k")
             value = E.cast(acc, read)
             src = E.select(keep, value, E.const(identity, acc))
-            return E.Reduce(combiner, src, (k,), dtype, acc)
+            total = E.Reduce(combiner, src, (k,), dtype, acc)
+            if combiner != "sum" or not E.is_float(dtype):
+                return total
+            # numpy accumulates from the first element, not from +0.0: a prefix of -0.0
+            # sums to -0.0 (the sum from +0.0 gives +0.0; any other zero is +0.0 as well)
+            k2, keep2, read2 = kept(i, "k2")
+            zero = E.const(0.0, read2.dtype)
+            negative_zero = E.logical_and(E.equal(read2, zero),  # 1 / -0.0 is -inf
+                                          E.const(1.0, read2.dtype) / read2 < zero)
+            all_negative = E.Reduce("and", E.select(keep2, negative_zero, E.const(1, "bool")),
+                                    (k2,), "bool", "bool")
+            some = (i[axis] > 0) if attrs.exclusive and not attrs.reverse else (
+                i[axis] < n - 1) if attrs.exclusive else E.const(1, "bool")
+            return E.select(E.logical_and(all_negative, some), E.const(-0.0, dtype), total)
 
         return compute(out.shape, body, name=combiner.replace("sum", "cumsum").replace(
             "prod", "cumprod"), tag="reduce")
@@ -110,6 +129,8 @@ def einsum(attrs, inputs, out):
             read = E.cast(acc, x[idx])
             term = read if term is None else term * read
         if not summed:
+            if len(xs) > 1 and E.is_float(acc):  # numpy sums products into a zeroed
+                term = term + E.const(0.0, acc)  # output: -0.0 * 5 gives +0.0 there
             return E.cast(dtype, term)
         return E.Reduce("sum", term, tuple(rvars[c] for c in summed), dtype, acc)
 
