@@ -235,3 +235,17 @@ def test_a_zero_of_a_normalisation_is_a_signed_zero_tie():
     got[0, 0, 0, 0] = -0.0
     diff, excused = judge(want, got, bound)
     assert not diff and sum(excused.values()) == 1
+
+
+def test_integer_terms_summed_in_a_float_dtype_count_with_their_magnitudes():
+    """cumsum(x_int32, dtype=float32) rounds at 2^29 (fuzz seed 131781): the bound is
+    k·eps·Σ|x|, not k·eps·|Σx| (which cancels to 0 here)."""
+    mod = _module('def @main(%x: Tensor[(3), int32]) { cumsum(%x, dtype="float32") }')
+    x = np.array([2**29 + 4, -(2**29), 3], "int32")
+    bound = error_bounds(mod, [x])
+    assert bound[1] > 32  # ulps of 2^29 in float32 are 64 wide
+    want = np.cumsum(x.astype("float32"))
+    got = want.copy()
+    got[1] = 4.0  # float64 sums keep the 4 that float32's per-step rounding dropped
+    diff, excused = judge(want, got, bound)
+    assert not diff and excused["error bound"] == 1

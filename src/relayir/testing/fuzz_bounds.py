@@ -205,6 +205,15 @@ def _f64(a):
     return a.astype("float64") if a.dtype.kind == "f" else a
 
 
+def _abs_int(a):
+    """|a| of an integer array, in its dtype (numpy's abs of the minimum wraps: it is
+    taken in int64 and clipped back), anything else as it is."""
+    if isinstance(a, np.ndarray) and a.dtype.kind == "i":
+        info = np.iinfo(a.dtype)
+        return np.clip(np.abs(a.astype("int64")), 0, info.max).astype(a.dtype)
+    return a
+
+
 def _abs(a):
     if isinstance(a, tuple):
         return tuple(_abs(x) for x in a)
@@ -258,7 +267,10 @@ def _terms(xs: list, v: np.ndarray) -> float:
 def _linear(call, xs, es, v, eps) -> np.ndarray:
     absname = LINEAR[call.op.name]
     floats = [_is_float(x) for x in xs]
-    magnitude = _apply(call, [_abs(x) if f else x for x, f in zip(xs, floats)], absname)
+    # an integer input summed in a float dtype (cumsum(x_int32, dtype="float32")) rounds
+    # too: its terms count with their magnitudes, like a float input's
+    magnitude = _apply(call, [_abs(x) if f else _abs_int(x) for x, f in zip(xs, floats)],
+                       absname)
     carried = _apply(call, [e if f else x for x, e, f in zip(xs, es, floats)], absname)
     k = REDUCTION_K * _terms(xs, v) + ELEMENTWISE_K
     return np.abs(carried) + _rounding(k, eps, magnitude, v.dtype)

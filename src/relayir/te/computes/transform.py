@@ -136,7 +136,10 @@ def unravel_index(attrs, inputs, out):
     """Coordinate k is (position // the product of the later extents) mod extent k, the
     shape read at run time (an extent below 1 reads as 1: no division by zero)."""
     indices, shape = inputs
-    n = int(E.const_value(shape.shape[0]))
+    n = E.const_value(shape.shape[0])
+    if n is None:  # one select per axis: their number must be known (fuzz seed 131517)
+        raise E.TEError("unravel_index of a shape whose length is a symbolic dimension")
+    n = int(n)
 
     def extent(j):
         return E.Max(shape[(E.IntImm(j),)], E.const(1, shape.dtype))
