@@ -249,3 +249,26 @@ def test_integer_terms_summed_in_a_float_dtype_count_with_their_magnitudes():
     got[1] = 4.0  # float64 sums keep the 4 that float32's per-step rounding dropped
     diff, excused = judge(want, got, bound)
     assert not diff and excused["error bound"] == 1
+
+
+def test_a_tied_zero_times_zero_is_still_a_tie():
+    """max over {+0.0, -0.0} is either zero; times 0 its sign stays uncertain (seed 131325)."""
+    mod = _module("def @main(%x: Tensor[(1, 1, 1, 2), float32], %m: Tensor[(1), float32]) "
+                  "{ multiply(nn.max_pool2d(%x, pool_size=[1, 2]), %m) }")
+    x, m = np.array([[[[0.0, -0.0]]]], "float32"), np.array([0.0], "float32")
+    bound = error_bounds(mod, [x, m])
+    diff, excused = judge(np.array([[[[0.0]]]], "float32"), np.array([[[[-0.0]]]], "float32"),
+                          bound)
+    assert not diff and sum(excused.values()) == 1
+
+
+def test_the_winograd_weight_transform_bound_sees_its_intermediate():
+    """Taps of +-1e15 that cancel in G w G^T still round in G w (seed 131843)."""
+    mod = _module("def @main(%w: Tensor[(1, 1, 3, 3), float32]) "
+                  "{ nn.contrib_conv2d_winograd_weight_transform(%w, tile_size=2) }")
+    w = np.zeros((1, 1, 3, 3), "float32")
+    w[0, 0, 1] = [1e15, -1e15, 1e15]
+    w[0, 0, 0, 0] = 0.5
+    bound = error_bounds(mod, [w])
+    assert (bound > 1e6).sum() > 4  # every output the huge row reaches
+    assert bound[0, 0, 0, 0] < 1e-5  # ... and not the corner that only sees 0.5

@@ -40,6 +40,7 @@ from ..ir.functor import post_order
 from ..ir.module import IRModule
 from ..ir.node_table import children
 from ..ir.op import get_op
+from ..op.nn.winograd import winograd_matrices
 
 # k of k·eps, the op's own rounding. Elementwise kernels are within a few ulps (the C
 # exp/tanh/erf are vectorised approximations); sums and products of n terms within about
@@ -242,6 +243,8 @@ def _call(call: Call, xs: list, es: list, rng) -> tuple:
         at_zero = CLAMPS[name](call.attrs)
         tie = at_zero & (x == 0) & np.signbit(x) & (v == 0)
         return v, np.where((bound == 0) & tie, ZERO_TIE, bound)
+    if name == "nn.contrib_conv2d_winograd_weight_transform" and v.dtype.kind == "f":
+        return v, _clean(_weight_transform_bound(call, xs, es, v))
     if v.dtype.kind == "f":
         eps = _eps(v.dtype)
         try:
@@ -292,7 +295,19 @@ def _bilinear(call, xs, es, v, eps) -> np.ndarray:
         # every pixel of the tile (the tile reaches past the output into its padding),
         # not only the one its window reads
         magnitude = np.maximum(magnitude, _winograd_magnitude(call, a, b, np.shape(v)))
-    return np.abs(carried) + _rounding(k, eps, magnitude, v.dtype)
+    bound = np.abs(carried) + _rounding(k, eps, magnitude, v.dtype)
+    # products that underflow in float64 too (|x| * 5e-324) leave magnitude 0, but their
+    # exact values are not 0: fused into an add (FMA) they round to a zero of their sign
+    # (fuzz seed 131832); where any term is nonzero, a zero's sign is rounding
+    terms = _apply(call, [(np.asarray(a) != 0).astype("float64"),
+                          (np.asarray(b) != 0).astype("float64"), *rest])
+    floor = k * float(np.finfo(v.dtype).smallest_subnormal)
+    bound = np.where((bound == 0) & (np.asarray(terms) > 0), floor, bound)
+    if call.op.name == "multiply":  # a zero of uncertain sign times 0 is a zero of
+        # uncertain sign (a tied max of +0.0 and -0.0 times 0: fuzz seed 131325)
+        unsure = ((np.asarray(ea) > 0) & (a == 0)) | ((np.asarray(eb) > 0) & (b == 0))
+        bound = np.where(unsure & (v == 0) & (bound == 0), ZERO_TIE, bound)
+    return bound
 
 
 def _rounding(k: float, eps: float, magnitude: np.ndarray, dtype) -> np.ndarray:
@@ -302,6 +317,24 @@ def _rounding(k: float, eps: float, magnitude: np.ndarray, dtype) -> np.ndarray:
     an add (FMA) or not rounds to a zero of either sign)."""
     tiny = float(np.finfo(dtype).smallest_subnormal)
     return k * np.maximum(eps * magnitude, np.where(magnitude > 0, tiny, 0.0))
+
+
+def _weight_transform_bound(call, xs, es, v) -> np.ndarray:
+    """``G w Gᵀ`` rounds its intermediate ``G w`` too: terms that cancel exactly in the
+    result (a huge tap beside its negation) leave their rounding (fuzz seed 131843), so
+    the magnitude is ``|G| |w| |G|ᵀ``, not the output's (non-finite taps are exact)."""
+    w, e = np.asarray(xs[0], "float64"), np.asarray(es[0], "float64")
+    _, g, _ = winograd_matrices(call.attrs.tile_size, w.shape[2])
+    o, i, kh, kw = w.shape
+    lift = np.kron(np.abs(g), np.abs(g))
+
+    def apply(a):
+        return (lift @ a.reshape(o * i, kh * kw).T).reshape(g.shape[0], g.shape[0], o, i)
+
+    magnitude = apply(np.where(np.isfinite(w), np.abs(w), 0.0))
+    carried = apply(np.where(np.isfinite(e), e, 0.0))
+    k = REDUCTION_K * kh * kw + ELEMENTWISE_K
+    return carried + _rounding(k, _eps(v.dtype), magnitude, v.dtype)
 
 
 WINOGRAD_REACH = 7  # α - 1 at F(6×6, 3×3), the largest tile
