@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
 
 from ..frontend.load_model import is_model_file
 from .command import (
@@ -21,7 +22,7 @@ from .compiled import EXECUTORS, BuildOptions, compile_model, load_artifact
 from .console import Console
 from .inputs import read_npz, resolve, save_npz, summarise
 from .runners import CommandError
-from .workloads import NAMES, run_workload
+from .workloads import NAMES, TIMED_S, run_workload
 
 
 def add_arguments(p) -> None:
@@ -32,7 +33,8 @@ def add_arguments(p) -> None:
     add_input_options(p)
     p.add_argument("--outputs", metavar="OUT.npz", help="write the outputs (output_0, ...)")
     p.add_argument("--repeat", type=int, metavar="N",
-                   help="timed runs after the first (default: 1; built-in models: 20)")
+                   help="timed runs after the warm-up (default: as many as 0.5 s holds, at "
+                        "least 3; built-in models: at least 20)")
     p.add_argument("--profile", action="store_true", help="print the time per kernel")
     p.add_argument("--print-top", type=int, default=5, metavar="N",
                    help="top-N classes of a classifier-shaped output (default: 5; 0: none)")
@@ -58,23 +60,43 @@ def run(args, console: Console) -> int:
     runner = compiled.runner()
     given = read_npz(args.inputs) if args.inputs else {}
     runner.set_inputs(resolve(runner.inputs, given, args.fill, input_shapes(args), console))
-    repeat = 1 if args.repeat is None else max(args.repeat, 0)
-    with console.task(f"running ({repeat} timed run{'s' if repeat != 1 else ''})"):
+    repeat = None if args.repeat is None else max(args.repeat, 0)
+    with console.task("running" if repeat is None else
+                      f"running ({repeat} timed run{'s' if repeat != 1 else ''})"):
         outputs = runner.run()  # the first run: warm-up, and the outputs reported
-        times = [runner.time_run() * 1e3 for _ in range(repeat)]
+        times = [t * 1e3 for t in _timed(runner, repeat)]
     console.print(f"model       {args.model}: {compiled.describe()}, {how} in "
                   f"{compiled.seconds:.2f} s")
     console.print(f"kernels     {compiled.model.kernel_summary()}")
     if times:
+        window = f" in {TIMED_S:g} s" if repeat is None else ""
         console.print(f"latency     {statistics.median(times):.3f} ms median of {len(times)} "
-                      f"(min {min(times):.3f}, max {max(times):.3f} ms)")
+                      f"runs{window} (min {min(times):.3f}, max {max(times):.3f} ms)")
     summarise(console, outputs, args.print_top)
     if args.outputs:
         save_npz(args.outputs, outputs)
         console.print(f"wrote {args.outputs}")
     if args.profile:
-        _profile(console, runner, max(repeat, 1))
+        _profile(console, runner, 20 if repeat is None else max(repeat, 1))
     return 0
+
+
+def _timed(runner, repeat: int | None) -> list[float]:
+    """Seconds per timed run: ``repeat`` of them, or (None) after up to 0.2 s of warm-up
+    runs (OpenMP's team awake, caches warm), as many as ``TIMED_S`` holds, at least 3:
+    one run of a small model is no latency a user can trust."""
+    if repeat is not None:
+        return [runner.time_run() for _ in range(repeat)]
+    warm = time.perf_counter()
+    while time.perf_counter() - warm < WARM_S and runner.time_run() < WARM_S:
+        pass
+    times, start = [], time.perf_counter()
+    while len(times) < 3 or time.perf_counter() - start < TIMED_S:
+        times.append(runner.time_run())
+    return times
+
+
+WARM_S = 0.2
 
 
 def _profile(console: Console, runner, number: int, limit: int = 20) -> None:
