@@ -51,3 +51,17 @@ def test_selects_between_slices_come_out_right():
     a = np.arange(36, dtype="float32").reshape(18, 2)
     got = relay.create_executor("graph", mod=mod, target="cpu").evaluate()(a)
     assert np.array_equal(got, np.concatenate([a[6:12], a[:6], a[12:]]))
+
+
+def test_stores_that_share_a_subexpression_compile_and_compute():
+    # both written-out stores read y[i]: the printer hoists it once per store, each under
+    # its own name (fuzz seed 30676: one name twice, a C compile error)
+    x = relay.var("x", shape=(64, 2))
+    y = relay.var("y", shape=(64, 1))
+    body = relay.divide(relay.subtract(x, y), relay.sqrt(relay.add(y, relay.const(1.0))))
+    mod = IRModule.from_expr(relay.Function([x, y], body))
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((64, 2)).astype("float32")
+    b = rng.random((64, 1)).astype("float32")
+    got = relay.create_executor("graph", mod=mod, target="cpu").evaluate()(a, b)
+    np.testing.assert_allclose(got, (a - b) / np.sqrt(b + 1), rtol=1e-6)

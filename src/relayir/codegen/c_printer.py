@@ -680,7 +680,9 @@ class _Printer:
             if x in self.ex.hoisted:
                 continue
             text = self.ex(x)
-            name = self.names.get(x, f"_c{self.temps}")
+            # a name per hoisting, not per expression: two stores of one block that share
+            # a subexpression (a short axis written out) declare it twice (fuzz seed 30676)
+            name = self.names.get(object(), f"_c{self.temps}")
             self.temps += 1
             self.line(depth, f"const {_CTYPE[x.dtype]} {name} = {text};")
             self.ex.hoisted[x] = name
