@@ -66,7 +66,6 @@ from ..typing.infer import infer_module
 from .bytecode import Instruction, Opcode, VMFunction
 from .executable import Executable
 from .liveness import optimize_functions
-from .specialize import why_not_specialisable
 from .shape_func import (
     DIM_RANGES,
     ShapeFunction,
@@ -75,6 +74,7 @@ from .shape_func import (
     name_any_dims,
     parse_dim_ranges,
 )
+from .specialize import why_not_specialisable
 
 
 class VMCompileError(Error):

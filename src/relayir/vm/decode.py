@@ -25,12 +25,11 @@ from enum import IntEnum
 
 import numpy as np
 
+from ..backend.target import Target
 from ..errors import Error
 from ..runtime.numpy_kernels import NumpyKernel
-from ..backend.target import Target
 from ..runtime.tensors import aligned_empty
 from .liveness import stable_registers
-from .specialize import Specializer
 from .opcodes import (
     CONST,
     CTOR,
@@ -49,6 +48,7 @@ from .opcodes import (
     SRCS,
     Opcode,
 )
+from .specialize import Specializer
 
 
 class VMError(Error):
