@@ -4,6 +4,7 @@ died of SIGSEGV (fuzz seed 33750). Run in a subprocess: a regression is a crash.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -42,4 +43,6 @@ def test_local_double_arrays_are_declared_aligned():
     body = relay.nn.conv1d(x, w, strides=[2], groups=2, channels=6, data_layout="NWC")
     lib = relay.build(relay.IRModule.from_expr(relay.Function([x, w], body)), target="cpu")
     source = lib.get_lib().get_source()
-    assert "double acc[6] __attribute__((aligned(64)));" in source, source[-800:]
+    # the array's extent may differ by ISA (AVX2 or AVX-512): only its alignment is checked
+    assert re.search(r"double \w+\[\d+\] __attribute__\(\(aligned\(64\)\)\);", source), \
+        source[-800:]
