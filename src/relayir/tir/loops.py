@@ -421,7 +421,8 @@ def _guard(body: E.Expr):
     for sel in collect(body, E.Select):
         late = collect(sel.f, E.Reduce)
         if late:
-            elsewhere = set(collect(_replace_node(body, sel, sel.t), E.Reduce))
+            elsewhere = {*collect(_replace_node(body, sel, sel.t), E.Reduce),
+                         *collect(sel.cond, E.Reduce)}  # sign(max(..)) tests it first
             late = [r for r in late if r not in elsewhere]
             # plain accumulations only (an argmax's index, an and/or: computed eagerly)
             if late and all(r.combiner in _LAZY for r in late):
