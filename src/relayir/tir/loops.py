@@ -320,7 +320,7 @@ class _Lowering:
         for r, acc, idx in reversed(decls):
             if idx is None:
                 update = Assign(acc, _combine(r.combiner, acc, E.cast(r.acc_dtype, r.source)))
-                red = (_OMP_REDUCTION[r.combiner], acc)
+                red = None if _in_order(r) else (_OMP_REDUCTION[r.combiner], acc)
                 loops = self.reduce_loops(r, update, red, bool(axes))
                 stmt = Declare(acc, _init(r.combiner, r.acc_dtype), seq(loops, stmt))
             else:
@@ -386,7 +386,7 @@ class _Lowering:
 
     def best_reduce_inner(self, reduces):
         r = reduces[0]
-        if len(r.axes) < 2 or r.combiner in ("argmax", "argmin"):
+        if len(r.axes) < 2 or r.combiner in ("argmax", "argmin") or _in_order(r):
             return None
         loads = collect(r.source, BufferLoad)
         scores = [(self.score((a.var, a.extent), loads), k) for k, a in enumerate(r.axes)]
@@ -405,6 +405,14 @@ class _Lowering:
                                                               (0.5 if c <= 4 else -1)))
         n = _static(ext)
         return total * (1.0 if n is None else min(n, 16) / 16)
+
+
+def _in_order(r: E.Reduce) -> bool:
+    """Whether ``r`` runs in numpy's order, one accumulator along memory order: a float
+    product. Reordered (simd lanes, a split across threads, another axis innermost), a
+    partial product overflows to inf or underflows to 0 where numpy's does not, and then
+    inf * 0 is NaN where numpy gives inf (fuzz seed 33071)."""
+    return r.combiner == "prod" and E.is_float(r.acc_dtype)
 
 
 def _move_inner(r: E.Reduce, k: int) -> E.Reduce:
