@@ -25,8 +25,11 @@ An element whose exact value the program's precision does not determine — a co
 ``floor`` or integer cast whose input lies within its bound of the decision, a pole or
 domain edge (0 for ``divide``, ``log``, ``sqrt``) within the bound, an overflow — gets
 an infinite bound: *undetermined*, and so does every element computed from it.
-Programs with control flow or closures get no bounds (``None``): they are compared with
-the plain tolerance only.
+``if`` and ``match`` are followed as the oracle ran them: the taken branch's (or first
+matching clause's) value and bound, ADT values as ``ConstructorValue``s of values and of
+bounds; a condition (or a scrutinee's constructor) that rounding could flip makes the
+result undetermined. Programs with closures, calls of functions or references get no
+bounds (``None``): they are compared with the plain tolerance only.
 """
 
 from __future__ import annotations
@@ -35,12 +38,15 @@ import itertools
 
 import numpy as np
 
-from ..ir.expr import Call, Constant, Function, Let, Op, Tuple, TupleGetItem, Var
+from ..ir.adt import Constructor, Match, pattern_vars
+from ..ir.expr import Call, Constant, Function, If, Let, Op, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
 from ..ir.module import IRModule
 from ..ir.node_table import children
 from ..ir.op import get_op
 from ..op.nn.winograd import winograd_matrices
+from ..runtime.interpreter import _match
+from ..runtime.values import ConstructorValue
 
 # k of k·eps, the op's own rounding. Elementwise kernels are within a few ulps (the C
 # exp/tanh/erf are vectorised approximations); sums and products of n terms within about
@@ -90,64 +96,152 @@ BILINEAR = ("multiply", "nn.dense", "nn.matmul", "nn.batch_matmul", "nn.conv1d",
 def error_bounds(mod: IRModule, inputs: list):
     """The bound of each output of ``@main`` (the structure of its result: float64 arrays,
     ``inf`` where undetermined), or ``None`` for a program this analysis does not cover;
-    a field of a result tuple that depends on control flow or a call of a function has
-    ``None`` (no excuse for it) while the dataflow fields have their bounds."""
+    a field of a result tuple that depends on a closure or a call of a function has
+    ``None`` (no excuse for it) while the other fields have their bounds."""
     fn = mod["main"]
     if not isinstance(fn, Function) or len(fn.params) != len(inputs):
         return None
     nodes = post_order(fn.body)
     let_value = {n.var: n.value for n in nodes if type(n) is Let}
-    opaque = _opaque(nodes, let_value, set(fn.params))
+    bound_by = {v: m for m in nodes if type(m) is Match for c in m.clauses
+                for v in pattern_vars(c.lhs)}
+    opaque = _opaque(nodes, let_value, set(fn.params), bound_by)
     env: dict = {p: (np.asarray(x), _zeros(np.asarray(x))) for p, x in zip(fn.params, inputs)}
     rng = np.random.default_rng(0)
 
     def get(e):
         while e not in env:
-            e = e.body if type(e) is Let else let_value[e]
+            if e in bound_by:  # a clause's variable: bound once its match's data is known
+                _bind(bound_by[e], get(bound_by[e].data), env)
+            else:
+                e = e.body if type(e) is Let else let_value[e]
         return env[e]
 
-    try:
-        with np.errstate(all="ignore"):
-            for n in nodes:
-                if n in opaque:
-                    continue
-                if type(n) is Constant:
-                    env[n] = (np.asarray(n.data), _zeros(np.asarray(n.data)))
-                elif type(n) is Tuple:
-                    pairs = [get(f) for f in n.fields]
-                    env[n] = (tuple(v for v, _ in pairs), tuple(b for _, b in pairs))
-                elif type(n) is TupleGetItem:
-                    v, b = get(n.tuple_value)
-                    env[n] = (v[n.index], b[n.index])
-                elif type(n) is Call:
-                    pairs = [get(a) for a in n.args]
-                    env[n] = _call(n, [v for v, _ in pairs], [b for _, b in pairs], rng)
-            result = fn.body
-            while type(result) is Let:
-                result = result.body
-            if result not in opaque:
-                return get(result)[1]
-            if type(result) is Tuple:
-                return tuple(None if f in opaque else get(f)[1] for f in result.fields)
-            return None
-    except Exception:  # noqa: BLE001  (a reference refusing a moved input: no bounds)
+    with np.errstate(all="ignore"):
+        for n in nodes:
+            if n in opaque or type(n) in (Var, Let, Constructor):
+                continue
+            try:
+                env[n] = _step(n, get, rng)
+            except Exception:  # noqa: BLE001  (a branch not taken may refuse its values)
+                env[n] = _DEAD
+        result = fn.body
+        while type(result) is Let:
+            result = result.body
+        if result not in opaque:
+            return _output(get(result))
+        if type(result) is Tuple:
+            return tuple(None if f in opaque else _output(get(f)) for f in result.fields)
         return None
 
 
-def _opaque(nodes: list, let_value: dict, params: set) -> set:
-    """The nodes whose values this analysis cannot follow: control flow, functions,
-    calls of anything but an op, ADTs and references, and every node computed from one
-    (``nodes`` in post-order, so children come first)."""
-    plain = (Call, Var, Constant, Tuple, TupleGetItem, Let)
+# the value of a node in a branch the oracle did not take (or that failed there)
+_DEAD = object()
+
+
+def _step(n, get, rng):
+    """``(value, bound)`` of node ``n`` from its children's, or ``_DEAD``."""
+    t = type(n)
+    if t is Constant:
+        return np.asarray(n.data), _zeros(np.asarray(n.data))
+    if t is If:
+        cond = get(n.cond)
+        if cond is _DEAD:
+            return _DEAD
+        taken = get(n.true_branch if bool(cond[0]) else n.false_branch)
+        if taken is _DEAD or not np.isinf(cond[1]).any():
+            return taken
+        return taken[0], _undetermined(taken[0])  # rounding could take the other branch
+    if t is Match:
+        data = get(n.data)
+        if data is _DEAD:
+            return _DEAD
+        for clause in n.clauses:
+            if _match(clause.lhs, data[0], {}):
+                taken = get(clause.rhs)
+                if taken is _DEAD or data[1] is not _UNDECIDED:
+                    return taken
+                return taken[0], _undetermined(taken[0])
+        return _DEAD  # an incomplete match that fails: the oracle failed too
+    pairs = [get(a) for a in (n.fields if t is Tuple else [n.tuple_value] if
+                              t is TupleGetItem else n.args)]
+    if any(x is _DEAD for x in pairs):
+        return _DEAD
+    values, bounds = [v for v, _ in pairs], [b for _, b in pairs]
+    if t is Tuple:
+        return tuple(values), tuple(bounds)
+    if t is TupleGetItem:
+        return values[0][n.index], bounds[0][n.index]
+    if type(n.op) is Constructor:
+        return (ConstructorValue(n.op.tag, tuple(values), n.op),
+                ConstructorValue(n.op.tag, tuple(bounds), n.op))
+    return _call(n, values, bounds, rng)
+
+
+def _bind(m: Match, data, env: dict) -> None:
+    """Bind the variables of ``m``'s clauses: the first matching clause's to the parts of
+    ``data`` (value and bound alike), every other clause's to ``_DEAD``."""
+    taken = False
+    for clause in m.clauses:
+        values: dict = {}
+        if not taken and data is not _DEAD and _match(clause.lhs, data[0], values):
+            taken = True
+            bounds: dict = {}
+            if data[1] is _UNDECIDED:
+                bounds = {v: _undetermined(x) for v, x in values.items()}
+            else:
+                _match(clause.lhs, data[1], bounds)
+            for v in values:
+                env[v] = (values[v], bounds[v])
+        else:
+            for v in pattern_vars(clause.lhs):
+                env[v] = _DEAD
+
+
+# the bound of an ADT value whose constructor rounding could change
+_UNDECIDED = object()
+
+
+def _undetermined(value):
+    """The bound of ``value`` where every element is undetermined."""
+    if isinstance(value, tuple):
+        return tuple(_undetermined(x) for x in value)
+    if isinstance(value, ConstructorValue):
+        return _UNDECIDED
+    return np.full(np.shape(value), np.inf)
+
+
+def _output(pair):
+    """The bound of a result the judge compares (arrays and tuples of them), else None."""
+    if pair is _DEAD:
+        return None
+    stack = [pair[1]]
+    while stack:
+        b = stack.pop()
+        if isinstance(b, tuple):
+            stack.extend(b)
+        elif not isinstance(b, np.ndarray):
+            return None
+    return pair[1]
+
+
+def _opaque(nodes: list, let_value: dict, params: set, bound_by: dict) -> set:
+    """The nodes whose values this analysis cannot follow: functions, calls of anything
+    but an op or a constructor, references, and every node computed from one (``nodes``
+    in post-order, so children come first)."""
+    plain = (Call, Var, Constant, Tuple, TupleGetItem, Let, If, Match, Constructor)
     out: set = set()
     while True:  # a let's variable comes before its value in post-order: to a fixed point
         size = len(out)
         for n in nodes:
             t = type(n)
-            if t not in plain or (t is Call and type(n.op) is not Op):
+            if t not in plain or (t is Call and type(n.op) not in (Op, Constructor)):
                 out.add(n)
             elif t is Var:
-                if n not in params and (n not in let_value or let_value[n] in out):
+                if n in bound_by:
+                    if bound_by[n].data in out:
+                        out.add(n)
+                elif n not in params and (n not in let_value or let_value[n] in out):
                     out.add(n)
             elif t is Let:
                 if n.body in out:
