@@ -252,6 +252,8 @@ class _Lowering:
             # one is not unrolled (found by the fuzzer under a random schedule)
             if innermost and self.sched.unroll and not (n_parallel > 1 and k < n_parallel):
                 ann["unroll"] = self.sched.unroll
+            if k == 0 and not self.sched.vectorize:
+                ann["scalar"] = True  # compiled without gcc's own vectorisation (RL_SCALAR)
             if k == 0 and n_parallel:
                 kind = PARALLEL
                 if n_parallel > 1:
