@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...vm import compile as _compile
-from ...vm.executable import Executable
-from ..runtime.vm import VirtualMachine
+from ..runtime.vm import Executable, VirtualMachine
 from ..target import resolve_target
 from .build_module import DEFAULT_TARGET, create_executor, optimize
 
@@ -16,7 +15,8 @@ from .build_module import DEFAULT_TARGET, create_executor, optimize
 def compile(mod, target=None, target_host=None, params=None):  # noqa: A001 (Relay's name)
     """Relay's ``relay.vm.compile``: an ``Executable`` for ``VirtualMachine(exe, dev)``."""
     params = {k: np.asarray(v) for k, v in (params or {}).items()}
-    return _compile(mod, target=resolve_target(target, DEFAULT_TARGET), params=params)
+    return Executable.adapt(_compile(mod, target=resolve_target(target, DEFAULT_TARGET),
+                                     params=params))
 
 
 class VMCompiler:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import abc
+import os
+
 import numpy as np
 
-from ...runtime.module import GraphExecutorFactoryModule as Module
-from ...runtime.module import load_module
+from ...runtime.artifact import artifact_format
+from ...runtime.executor import AotExecutorFactoryModule
+from ...runtime.module import GraphExecutorFactoryModule
+from ...runtime.module import load_module as _load_module
+from ...vm.serialize import FORMAT as _VM_FORMAT
 from . import container, ndarray, vm
 from .container import ADT, ShapeTuple, String
 from .ndarray import Device, NDArray, cpu, cuda, device, empty
@@ -17,6 +23,24 @@ def convert(value):
     if isinstance(value, np.ndarray):
         return ndarray.as_ndarray(value)
     return value
+
+
+class Module(abc.ABC):  # noqa: B024 (a name for isinstance, nothing to implement)
+    """``tvm.runtime.Module``: what ``load_module`` returns and ``export_library`` writes
+    (relayir's graph and AOT factory modules, a VM executable's ``lib``)."""
+
+
+Module.register(GraphExecutorFactoryModule)
+Module.register(AotExecutorFactoryModule)
+Module.register(vm.VMLibrary)
+
+
+def load_module(path: str | os.PathLike):
+    """``tvm.runtime.load_module``: relayir's ``load_module``, and a VM executable (as
+    ``exe.save()``'s ``lib`` exports it) as a ``VMLibrary``."""
+    if artifact_format(os.fspath(path)) == _VM_FORMAT:
+        return vm.VMLibrary(vm.Executable.adapt(vm.Executable.load(path)))
+    return _load_module(path)
 
 
 class Object:

@@ -2,21 +2,90 @@
 
 The differences from relayir's ``vm.VirtualMachine``: the device argument, keyword
 inputs on ``invoke``/``run``, TVM values out (``NDArray`` / ``ADT``), and TVM's
-``benchmark(device, *args, func_name=...)`` signature. ``Executable`` is relayir's
-(``save(path)`` / ``Executable.load(path)``; see docs/tvm-compat.md for TVM's
-``save() -> (code, lib)`` pair).
+``benchmark(device, *args, func_name=...)`` signature. ``Executable`` is relayir's with
+TVM's names beside its own: ``code, lib = exe.save()`` / ``Executable.load_exec(code,
+lib)`` (``code`` is relayir's whole archive, kernels included; ``lib`` is the same
+executable as a module that ``export_library`` writes and ``tvm.runtime.load_module``
+reads), ``globals``, ``primitive_ops``, ``bytecode`` as text.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 from ...vm import VirtualMachine as _VirtualMachine
 from ...vm import VMError
-from ...vm.executable import Executable
+from ...vm.executable import Executable as _Executable
 from .container import from_tvm, to_tvm
 
 # TVM's memory-allocator kinds: accepted and ignored (relayir has one pooled allocator)
 NAIVE_ALLOCATOR = 1
 POOLED_ALLOCATOR = 2
+
+
+class Executable(_Executable):
+    """relayir's executable with TVM's serialisation and introspection names."""
+
+    @classmethod
+    def adapt(cls, exe: _Executable) -> Executable:
+        """``exe`` (relayir's) as this class, sharing its state."""
+        if isinstance(exe, cls):
+            return exe
+        out = cls.__new__(cls)
+        out.__dict__.update(exe.__dict__)
+        return out
+
+    def save(self, path: str | os.PathLike | None = None):
+        """relayir's ``save(path)``; with no path TVM's ``(code, lib)``: the archive's
+        bytes and this executable as a module (``lib.export_library(path)``)."""
+        if path is not None:
+            return super().save(path)
+        with tempfile.TemporaryDirectory(prefix="relayir-tvm-") as tmp:
+            file = os.path.join(tmp, "exe.relayir")
+            super().save(file)
+            with open(file, "rb") as f:
+                code = bytearray(f.read())
+        return code, VMLibrary(self)
+
+    @staticmethod
+    def load_exec(code, lib=None) -> Executable:
+        """TVM's ``Executable.load_exec(code, lib)``: ``code`` from ``save()`` carries the
+        kernels, so ``lib`` (a ``VMLibrary`` or ``None``) adds nothing."""
+        if isinstance(code, (str, os.PathLike)):
+            with open(code, "rb") as f:
+                code = f.read()
+        with tempfile.TemporaryDirectory(prefix="relayir-tvm-") as tmp:
+            file = os.path.join(tmp, "exe.relayir")
+            with open(file, "wb") as f:
+                f.write(bytes(code))
+            return Executable.adapt(_Executable.load(file))
+
+    @property
+    def globals(self) -> list[str]:
+        """The names of the executable's functions (TVM: ``exe.globals``)."""
+        return [f.name for f in self.functions]
+
+    @property
+    def primitive_ops(self) -> list[str]:
+        """The names of its kernels (TVM: ``exe.primitive_ops``)."""
+        return list(self.kernel_names)
+
+    @property
+    def bytecode(self) -> str:
+        """The bytecode as text (TVM's is a string; relayir's ``Bytecode`` prints it)."""
+        return str(super().bytecode)
+
+
+class VMLibrary:
+    """TVM's ``lib`` of ``exe.save()``: ``export_library(path)`` writes the executable,
+    which ``tvm.runtime.load_module(path)`` reads back as this."""
+
+    def __init__(self, exe: Executable):
+        self.exe = exe
+
+    def export_library(self, path: str | os.PathLike, *args, **kwargs) -> None:
+        _Executable.save(self.exe, path)
 
 
 class VirtualMachine(_VirtualMachine):
@@ -84,4 +153,5 @@ class VirtualMachine(_VirtualMachine):
                                  repeat=repeat, min_repeat_ms=min_repeat_ms or 0.0, **kwargs)
 
 
-__all__ = ["NAIVE_ALLOCATOR", "POOLED_ALLOCATOR", "Executable", "VirtualMachine"]
+__all__ = ["NAIVE_ALLOCATOR", "POOLED_ALLOCATOR", "Executable", "VMLibrary",
+           "VirtualMachine"]
