@@ -257,3 +257,14 @@ def test_run_as_python_returns_tvm_values():
     assert isinstance(ref, RefValue) and isinstance(ref.value, ADT)
     parts = run_as_python(relay.split(relay.const(np.arange(4.0)), 2))  # a TupleWrapper
     assert [p.numpy().tolist() for p in parts] == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def test_tempdir_joins_paths_as_tvms_does():
+    from relayir.tvm.contrib import utils
+
+    tmp = utils.tempdir()
+    (tmp / "lib.so").write_bytes(b"x")
+    assert tmp.relpath("lib.so") == str(tmp / "lib.so") and tmp.listdir() == ["lib.so"]
+    with pytest.raises(TypeError, match="str or path"):
+        tmp / 3
+    tmp.remove()

@@ -1,8 +1,9 @@
-"""``tvm.contrib.utils``: ``tempdir()``."""
+"""``tvm.contrib.utils``: ``tempdir()`` (``relpath``, ``path``, ``tmp / "name"``)."""
 
 from __future__ import annotations
 
 import os
+import pathlib
 import shutil
 import tempfile
 
@@ -40,8 +41,13 @@ class TempDirectory:
         self.remove()
 
     @property
-    def path(self) -> str:
-        return self.temp_dir
+    def path(self) -> pathlib.Path:
+        return pathlib.Path(self.temp_dir)
+
+    def __truediv__(self, other: str | os.PathLike) -> pathlib.Path:
+        if not isinstance(other, (str, os.PathLike)):
+            raise TypeError(f"TempDirectory / needs a str or path, found {other!r}")
+        return self.path / other
 
 
 def tempdir(custom_path: str | None = None, keep_for_debug: bool = False) -> TempDirectory:
