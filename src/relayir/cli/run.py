@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import time
 
 from ..frontend.load_model import is_model_file
 from .command import (
@@ -22,7 +21,8 @@ from .compiled import EXECUTORS, BuildOptions, compile_model, load_artifact
 from .console import Console
 from .inputs import read_npz, resolve, save_npz, summarise
 from .runners import CommandError
-from .workloads import NAMES, TIMED_S, run_workload
+from .timing import TIMED_S, timed_runs
+from .workloads import NAMES, run_workload
 
 
 def add_arguments(p) -> None:
@@ -64,7 +64,7 @@ def run(args, console: Console) -> int:
     with console.task("running" if repeat is None else
                       f"running ({repeat} timed run{'s' if repeat != 1 else ''})"):
         outputs = runner.run()  # the first run: warm-up, and the outputs reported
-        times = [t * 1e3 for t in _timed(runner, repeat)]
+        times = [t * 1e3 for t in timed_runs(runner.time_run, repeat, 3)]
     console.print(f"model       {args.model}: {compiled.describe()}, {how} in "
                   f"{compiled.seconds:.2f} s")
     console.print(f"kernels     {compiled.model.kernel_summary()}")
@@ -79,24 +79,6 @@ def run(args, console: Console) -> int:
     if args.profile:
         _profile(console, runner, 20 if repeat is None else max(repeat, 1))
     return 0
-
-
-def _timed(runner, repeat: int | None) -> list[float]:
-    """Seconds per timed run: ``repeat`` of them, or (None) after up to 0.2 s of warm-up
-    runs (OpenMP's team awake, caches warm), as many as ``TIMED_S`` holds, at least 3:
-    one run of a small model is no latency a user can trust."""
-    if repeat is not None:
-        return [runner.time_run() for _ in range(repeat)]
-    warm = time.perf_counter()
-    while time.perf_counter() - warm < WARM_S and runner.time_run() < WARM_S:
-        pass
-    times, start = [], time.perf_counter()
-    while len(times) < 3 or time.perf_counter() - start < TIMED_S:
-        times.append(runner.time_run())
-    return times
-
-
-WARM_S = 0.2
 
 
 def _profile(console: Console, runner, number: int, limit: int = 20) -> None:

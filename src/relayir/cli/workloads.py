@@ -16,6 +16,7 @@ from ..testing.models import WORKLOADS, get_workload, make_inputs
 from ..transform import InferType, PassContext
 from .command import Command, positive_int
 from .console import Console
+from .timing import TIMED_S, WARM_S, timed_runs
 
 NAMES = tuple(WORKLOADS)
 
@@ -31,12 +32,14 @@ def run_workload(args, console: Console) -> int:
             PassContext(opt_level=args.opt_level):
         run = create_executor(executor, mod, target=args.target, params=params).evaluate()
     prepare = time.perf_counter() - start
-    # warm-up long enough for OpenMP's thread team to be awake and the caches warm
-    # (one run left the first timed runs 10x slower: a median far above the minimum)
-    out, warm = run(**inputs), time.perf_counter()
-    while time.perf_counter() - warm < 0.2:
-        out = run(**inputs)
-    times = _timed_runs(run, inputs, args.repeat)
+    out = run(**inputs)
+
+    def time_one() -> float:
+        t0 = time.perf_counter()
+        run(**inputs)
+        return time.perf_counter() - t0
+
+    times = timed_runs(time_one, args.repeat, 20)
     expected = reference(params, *inputs.values())
     err = float(np.max(np.abs(out.astype("float64") - expected)))
     scale = float(np.max(np.abs(expected))) or 1.0
@@ -48,10 +51,11 @@ def run_workload(args, console: Console) -> int:
     if built is not None:
         p(f"kernels     {wrap(built).kernel_summary()}")
     if times:
-        window = "" if args.repeat is not None else f" in {TIMED_S:g} s"
+        window = ("" if args.repeat is not None
+                  else f" in {TIMED_S:g} s, after {WARM_S:g} s of warm-up runs")
         p(f"latency     {statistics.median(times) * 1e3:.3f} ms median of {len(times)} runs"
           f"{window} (min {min(times) * 1e3:.3f} ms, 90th percentile "
-          f"{np.percentile(times, 90) * 1e3:.3f} ms; after 0.2 s of warm-up runs)")
+          f"{np.percentile(times, 90) * 1e3:.3f} ms)")
     p(f"max error   {err:.3g} (relative to the largest output: {err / scale:.3g}) "
       f"against an independent float64 reference")
     if args.target != "numpy":  # the numpy target is the semantic reference of every kernel
@@ -60,22 +64,6 @@ def run_workload(args, console: Console) -> int:
         ref_err = float(np.max(np.abs(out.astype("float64") - ref_run(**inputs))))
         p(f"            {ref_err:.3g} against the numpy target")
     return 0 if err / scale < 1e-4 else 1
-
-
-TIMED_S = 0.5  # the default timing window: thousands of runs of a small model, so that
-# one descheduled run (a busy machine, a helper thread late) does not move the median
-
-
-def _timed_runs(run, inputs: dict, repeat: int | None) -> list[float]:
-    """Seconds per run: ``repeat`` runs, or as many as ``TIMED_S`` holds (at least 20)."""
-    times: list[float] = []
-    start = time.perf_counter()
-    while (len(times) < repeat if repeat is not None
-           else len(times) < 20 or time.perf_counter() - start < TIMED_S):
-        t0 = time.perf_counter()
-        run(**inputs)
-        times.append(time.perf_counter() - t0)
-    return times
 
 
 def _built(run):
