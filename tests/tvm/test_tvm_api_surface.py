@@ -268,3 +268,33 @@ def test_tempdir_joins_paths_as_tvms_does():
     with pytest.raises(TypeError, match="str or path"):
         tmp / 3
     tmp.remove()
+
+
+def test_save_json_round_trips_expressions_and_modules():
+    x = relay.var("x", shape=(2, 3))
+    fn = relay.Function([x], relay.nn.relu(x) + relay.const(np.ones((2, 3), "float32")))
+    fn = fn.with_attr("test_attribute", "value")
+    back = tvm.ir.load_json(tvm.ir.save_json(fn))
+    assert tvm.ir.structural_equal(back, fn, map_free_vars=True)
+    assert back.attrs["test_attribute"] == "value"
+    mod = tvm.IRModule.from_expr(fn)
+    assert tvm.ir.structural_equal(tvm.ir.load_json(tvm.ir.save_json(mod)), mod)
+
+
+def test_load_json_refuses_tvms_node_graph_by_name():
+    data = '{"root": 1, "nodes": [{"type_key": ""}], "attrs": {"tvm_version": "0.6.0"}}'
+    with pytest.raises(NotInRelayirError, match="TVM's node-graph JSON"):
+        tvm.ir.load_json(data)
+
+
+def test_tir_expr_exports_the_expression_classes_only():
+    import relayir.tvm.tir.expr as expr
+
+    assert set(expr.__all__) == {"Any", "FloatImm", "IntImm", "SizeVar", "Var"}
+    assert expr.IntImm("int32", 3) == 3 and isinstance(3, expr.IntImm)
+
+
+def test_convert_makes_a_list_an_immutable_array():
+    fields = tvm.runtime.convert([])
+    assert relay.Tuple(fields).fields == fields
+    assert tvm.runtime.convert([1, [2]]) == (1, (2,))

@@ -21,6 +21,7 @@ from ...ir.types import (
 )
 from .. import transform
 from ..error import NotInRelayirError, missing_attribute, not_in_relayir
+from .node_json import load_json, save_json
 
 BaseExpr = RelayExpr
 PrimExpr = int
@@ -57,4 +58,5 @@ def __getattr__(name: str):
 __all__ = ["BaseExpr", "FuncType", "GlobalTypeVar", "GlobalVar", "IRModule", "IncompleteType",
            "Node", "Op", "PrimExpr", "RefType", "RelayExpr", "Span", "TensorType", "TupleType",
            "Type", "TypeCall", "TypeVar", "assert_structural_equal", "structural_equal",
-           "structural_hash", "transform", "make_node", "register_op_attr"]
+           "structural_hash", "transform", "load_json", "make_node", "register_op_attr",
+           "save_json"]

@@ -18,10 +18,13 @@ from .ndarray import Device, NDArray, cpu, cuda, device, empty
 
 
 def convert(value):
-    """``tvm.runtime.convert``: Python values stay Python values; arrays become
-    ``NDArray``s."""
+    """``tvm.runtime.convert``: Python values stay Python values, but a list becomes a
+    tuple (TVM's immutable ``Array``: ``relay.Tuple(convert([])).fields == fields``);
+    arrays become ``NDArray``s."""
     if isinstance(value, np.ndarray):
         return ndarray.as_ndarray(value)
+    if isinstance(value, list):
+        return tuple(convert(v) for v in value)
     return value
 
 

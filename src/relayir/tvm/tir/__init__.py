@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import Error
-from ..ir import dim_expr
-from ..ir.dim_expr import is_dim
-from ..ir.types import Any, SymbolicDim
+from ...errors import Error
+from ...ir import dim_expr
+from ...ir.dim_expr import is_dim
+from ...ir.types import Any, SymbolicDim
 
 
 class _Alias(type):
