@@ -298,3 +298,8 @@ def test_convert_makes_a_list_an_immutable_array():
     fields = tvm.runtime.convert([])
     assert relay.Tuple(fields).fields == fields
     assert tvm.runtime.convert([1, [2]]) == (1, (2,))
+
+
+def test_max_function_args_is_tvms_no_limit_unless_set():
+    assert tvm.target.Target("llvm").max_function_args == 0
+    assert tvm.target.Target("llvm -max_function_args=8").max_function_args == 8

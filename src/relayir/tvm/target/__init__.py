@@ -72,6 +72,12 @@ class Target(_Target):
     def mcpu(self) -> str:
         return self.attrs.get("mcpu", "")
 
+    @property
+    def max_function_args(self) -> int:
+        """The most arguments a kernel may take (TVM: 0, no limit, unless the target
+        string sets ``-max_function_args``); relayir's C kernels take an argument array."""
+        return int(self.attrs.get("max_function_args", 0))
+
     def with_host(self, host=None) -> Target:
         """This target with ``host`` as its host (TVM's ``Target.with_host``)."""
         return Target(self.text, host=host)
