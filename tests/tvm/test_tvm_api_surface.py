@@ -238,9 +238,9 @@ def test_a_missing_attribute_of_target_or_virtual_device_names_the_api():
 
     from relayir.tvm.target import Target, VirtualDevice
 
-    with pytest.raises(AttributeError, match=r"tvm\.target\.Target\.max_function_args is "
+    with pytest.raises(AttributeError, match=r"tvm\.target\.Target\.vtcm_capacity is "
                                              r"not part of relayir"):
-        Target("llvm").max_function_args  # noqa: B018
+        Target("llvm").vtcm_capacity  # noqa: B018
     with pytest.raises(AttributeError, match=r"VirtualDevice\.device_type_int is not part"):
         VirtualDevice().device_type_int  # noqa: B018
     assert copy.copy(Target("llvm")) == Target("llvm")  # dunder look-ups stay plain
