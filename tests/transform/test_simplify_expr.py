@@ -49,10 +49,11 @@ ONES23 = np.ones((2, 3), "float32")
     "multiply(1f, %x)",
     "multiply(%x, ones(shape=[3]))",  # broadcasts, but the type stays (2, 3)
     "multiply(%x, meta[relay.Constant][0])",
-    "add(%x, 0f)",
-    "add(zeros_like(%x), %x)",
-    "add(%x, full(0f, shape=[2, 1]))",
+    "add(%x, -0f)",  # a float x + 0.0 is not x for x = -0.0; x + -0.0 is
+    "add(-0f, %x)",
+    "add(%x, full(-0f, shape=[2, 1]))",
     "subtract(%x, zeros(shape=[2, 3]))",
+    "subtract(%x, 0f)",
     "divide(%x, 1f)",
     "negative(negative(%x))",
     "reshape(%x, newshape=[2, 3])",
@@ -100,6 +101,11 @@ def test_integer_identities(before):
     "transpose(%m)",
     "reshape(%m, newshape=[3])",
     'cast(%m, dtype="float16")',
+    # -0.0 + 0.0 is +0.0 (fuzz seed 36017), -0.0 - -0.0 is +0.0
+    "add(%m, 0f)",
+    "add(zeros_like(%m), %m)",
+    "add(%m, full(0f, shape=[1, 1]))",
+    "subtract(%m, -0f)",
     # float x - x and x * 0 are nan for inf/nan x: kept without fast-math
     "subtract(%m, %m)",
     "multiply(%m, 0f)",
@@ -256,7 +262,7 @@ def _inject_identities(mod, seed):
         if k == 0:
             return relay.multiply(e, relay.ones(shape))
         if k == 1:
-            return relay.add(relay.zeros_like(e), e)
+            return relay.add(relay.full_like(e, relay.const(-0.0, "float32")), e)  # -0.0
         if k == 2:
             return relay.negative(relay.negative(e))
         if k == 3:
@@ -296,3 +302,10 @@ def test_chain_of_100000_ops():
     out = SimplifyExpr()(relay.IRModule.from_expr(relay.Function([x], e)))
     calls = [n for n in post_order(out["main"]) if isinstance(n, Call)]
     assert len(calls) == 25_000 and all(c.op.name == "add" for c in calls)
+
+
+def test_adding_plus_zero_keeps_the_sign_of_a_negative_zero():
+    text = parse_main("%m: Tensor[(4), float32]", "add(%m, 0f)")
+    data = np.array([-0.0, 0.0, -1.0, np.nan], "float32")
+    got = evaluate(simplify(text), [data])
+    assert not np.signbit(got[0]) and np.isnan(got[3])  # -0.0 + 0.0 is +0.0, as numpy

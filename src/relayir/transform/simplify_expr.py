@@ -11,8 +11,9 @@ broadcasts. "Constant ``c``" below means a ``Constant`` whose elements all equal
 ``c``, or ``zeros``/``ones``/``zeros_like``/``ones_like``/``full``/``full_like``
 with that value.
 
-IEEE semantics are kept: ``x + 0``, ``x - 0``, ``x * 1``, ``x / 1`` are exact (up to
-the sign of a zero, ``-0 + 0 = +0``, as in every compiler that does them). ``x - x``
+IEEE semantics are kept: ``x * 1`` and ``x / 1`` are exact; for floats ``x + z`` and
+``z + x`` are ``x`` only when the zero ``z`` is -0.0 everywhere and ``x - z`` only when it
+is +0.0 (``-0.0 + 0.0`` is +0.0, so ``x + 0.0`` is not ``x``: fuzz seed 36017). ``x - x``
 and ``x * 0`` are *not* ``0`` for a float ``x`` that is ``inf`` or ``nan``; they
 become zeros only for integer and bool tensors, or for floats when the context sets
 ``"relay.SimplifyExpr.fast_math": True``.
@@ -20,8 +21,8 @@ become zeros only for integer and bool tensors, or for floats when the context s
 Rules (name: before → after):
 
 - ``mul-one``/``one-mul``: ``x * 1``, ``1 * x`` → ``x``
-- ``add-zero``/``zero-add``: ``x + 0``, ``0 + x`` → ``x``
-- ``sub-zero``: ``x - 0`` → ``x``;  ``div-one``: ``x / 1`` → ``x``
+- ``add-zero``/``zero-add``: ``x + 0``, ``0 + x`` → ``x`` (a float zero: -0.0)
+- ``sub-zero``: ``x - 0`` → ``x`` (a float zero: +0.0);  ``div-one``: ``x / 1`` → ``x``
 - ``sub-self``: ``x - x`` → zeros;  ``mul-zero``/``zero-mul``: ``x * 0``, ``0 * x`` → zeros
 - ``neg-neg``: ``-(-x)`` → ``x``
 - ``reshape-reshape``: ``reshape(r(x))`` with ``r`` a reshape, ``expand_dims``,
@@ -108,6 +109,31 @@ def _ttype(e: Expr) -> TensorType | None:
 def _keep_if_same_type(m: MatchResult, key: str = "x") -> Expr | None:
     x = m[key]
     return x if x.checked_type == m.node.checked_type else None
+
+
+def _zeros_signed(e: Expr, negative: bool) -> bool:
+    """Whether the zero constant ``e`` is, if a float, ``-0.0`` (``negative``) or
+    ``+0.0`` in every element."""
+    ty = _ttype(e)
+    if ty is None or not ty.dtype.startswith(("float", "bfloat")):
+        return ty is not None
+    if type(e) is Constant:
+        return bool(np.all(np.signbit(e.data) == negative))
+    if type(e) is Call and e.op.name in ("full", "full_like"):
+        fill = e.args[-1]
+        return type(fill) is Constant and bool(np.signbit(fill.data)) == negative
+    return not negative  # zeros, zeros_like: +0.0
+
+
+def _plus_zero(m: MatchResult) -> Expr | None:
+    """``x + z`` → ``x``: exact for a float only when ``z`` is -0.0 (``-0.0 + 0.0`` is
+    +0.0)."""
+    return _keep_if_same_type(m) if _zeros_signed(m["z"], negative=True) else None
+
+
+def _minus_zero(m: MatchResult) -> Expr | None:
+    """``x - z`` → ``x``: exact for a float only when ``z`` is +0.0."""
+    return _keep_if_same_type(m) if _zeros_signed(m["z"], negative=False) else None
 
 
 def _zeros_of(node: Expr, like: Expr) -> Expr | None:
@@ -254,9 +280,9 @@ def simplify_rules(fast_math: bool = False) -> list[Rule]:
     return [
         Rule("mul-one", is_op("multiply")(x, is_splat(1)), _keep_if_same_type),
         Rule("one-mul", is_op("multiply")(is_splat(1), x), _keep_if_same_type),
-        Rule("add-zero", is_op("add")(x, is_splat(0)), _keep_if_same_type),
-        Rule("zero-add", is_op("add")(is_splat(0), x), _keep_if_same_type),
-        Rule("sub-zero", is_op("subtract")(x, is_splat(0)), _keep_if_same_type),
+        Rule("add-zero", is_op("add")(x, is_splat(0, "z")), _plus_zero),
+        Rule("zero-add", is_op("add")(is_splat(0, "z"), x), _plus_zero),
+        Rule("sub-zero", is_op("subtract")(x, is_splat(0, "z")), _minus_zero),
         Rule("div-one", is_op("divide")(x, is_splat(1)), _keep_if_same_type),
         Rule("sub-self", is_op("subtract")(x, x), zeros_if_ok),
         Rule("mul-zero", is_op("multiply")(x, is_splat(0)), zeros_if_ok),
