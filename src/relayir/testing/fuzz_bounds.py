@@ -163,8 +163,7 @@ def _step(n, get, rng):
                     return taken
                 return taken[0], _undetermined(taken[0])
         return _DEAD  # an incomplete match that fails: the oracle failed too
-    pairs = [get(a) for a in (n.fields if t is Tuple else [n.tuple_value] if
-                              t is TupleGetItem else n.args)]
+    pairs = [get(a) for a in children(n)]  # a Tuple's fields, the tuple, a call's args
     if any(x is _DEAD for x in pairs):
         return _DEAD
     values, bounds = [v for v, _ in pairs], [b for _, b in pairs]

@@ -52,9 +52,8 @@ class Executable(_Executable):
     def load_exec(code, lib=None) -> Executable:
         """TVM's ``Executable.load_exec(code, lib)``: ``code`` from ``save()`` carries the
         kernels, so ``lib`` (a ``VMLibrary`` or ``None``) adds nothing."""
-        if isinstance(code, (str, os.PathLike)):
-            with open(code, "rb") as f:
-                code = f.read()
+        if isinstance(code, (str, os.PathLike)):  # a file save(path) wrote
+            return Executable.adapt(_Executable.load(code))
         with tempfile.TemporaryDirectory(prefix="relayir-tvm-") as tmp:
             file = os.path.join(tmp, "exe.relayir")
             with open(file, "wb") as f:
