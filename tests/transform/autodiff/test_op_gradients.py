@@ -308,7 +308,7 @@ def test_gradient_table_completeness():
 
 
 def test_every_covered_op_is_checked():
-    checked = {c[0] for c in CASES}
+    checked = {c[0] for c in CASES} | set(DYNAMIC_SHAPE_CASES)
     assert set(GRADIENT.covered()) <= checked, sorted(set(GRADIENT.covered()) - checked)
 
 
@@ -332,8 +332,8 @@ def test_gradient_through_a_run_time_shape_is_a_clear_error_then_works_static():
 
     x = r.var("x", shape=(2, 3), dtype="float64")
     s = r.var("s", shape=(2,), dtype="int64")
-    f = r.Function([x, s], r.exp(D.reshape(x, s)))
-    with pytest.raises(r.Error, match="dyn.reshape: needs static shapes"):
+    f = r.Function([x, s], r.exp(D.tile(x, s)))
+    with pytest.raises(r.Error, match="dyn.tile: needs static shapes"):
         gradient(f)
     # with the shape bound as a constant, DynamicToStatic gives reshape, which has a rule
     g = r.Function([x], r.exp(D.reshape(x, r.const(np.array([3, 2]), "int64"))))
@@ -341,6 +341,30 @@ def test_gradient_through_a_run_time_shape_is_a_clear_error_then_works_static():
     out = r.create_executor("debug", r.IRModule.from_expr(
         gradient(mod["main"]))).evaluate()(np.ones((2, 3)))
     np.testing.assert_allclose(np.asarray(out[1][0]), np.full((2, 3), np.e))
+
+
+# ops whose result has run-time extents: the cotangent is ones of the result's run-time
+# shape (the rules of the static ops after them need static shapes), and the gradient is
+# the data's shape again
+DYNAMIC_SHAPE_CASES = {  # op → (data shape, shape input, result shape)
+    "dyn.reshape": ((2, 3), [3, 2], (3, 2)),
+    "dyn.squeeze": ((2, 1, 3), [1], (2, 3)),
+    "dyn.unsqueeze": ((2, 3), [0, 2], (1, 2, 1, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DYNAMIC_SHAPE_CASES))
+def test_gradient_of_a_run_time_reshape_is_the_data_shape(name):
+    shape, value, result = DYNAMIC_SHAPE_CASES[name]
+    x = r.var("x", shape=shape, dtype=F)
+    s = r.var("s", shape=(len(value),), dtype="int64")
+    g = gradient(r.Function([x, s], r.ir.expr.Call(get_op(name), (x, s))))
+    data = rnd(*shape)
+    out, (dx, ds) = r.create_executor("vm", r.IRModule.from_expr(g)).evaluate()(
+        data, np.array(value, "int64"))
+    np.testing.assert_array_equal(np.asarray(out), data.reshape(result))
+    np.testing.assert_array_equal(np.asarray(dx), np.ones(shape))
+    np.testing.assert_array_equal(np.asarray(ds), np.zeros(len(value)))
 
 
 def test_a_refused_gradient_names_the_op_and_why():

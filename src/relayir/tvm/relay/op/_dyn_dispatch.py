@@ -8,9 +8,11 @@ import numpy as np
 
 from ....errors import Error
 from ....ir.expr import Constant, Expr, Var
+from ....ir.types import TensorType, is_float
 from ....op import dynamic as dyn
 from ....op import dynamic_params as dyn_params
 from ....op.algorithm import arange as _arange
+from ....op.algorithm import one_hot as _one_hot
 from ....op.algorithm import trilu as _trilu
 from ....op.nn.layers import pad as _pad
 from ....op.reduce import max as _max
@@ -18,6 +20,8 @@ from ....op.scatter import gather_nd as _gather_nd
 from ....op.scatter import segment_sum as _segment_sum
 from ....op.sparse import sparse_to_dense as _sparse_to_dense
 from ....op.tensor import add as _add  # type: ignore[attr-defined]
+from ....op.tensor import less  # type: ignore[attr-defined]
+from ....op.transform import where
 from ....op.transform.convert import cast as _cast
 from ....op.transform.creation import full as _full
 from ....op.transform.creation import ones as _ones
@@ -25,6 +29,7 @@ from ....op.transform.creation import zeros as _zeros
 from ....op.transform.index import strided_slice as _strided_slice
 from ....op.transform.replicate import broadcast_to as _broadcast_to
 from ....op.transform.replicate import tile as _tile
+from ....op.transform.shape import expand_dims as _expand_dims
 from ....op.transform.shape import reshape as _reshape
 from ....op.transform.shape import squeeze as _squeeze
 
@@ -77,8 +82,33 @@ def broadcast_to(data, shape):
 
 
 def tile(data, reps):
+    """Relay takes run-time ``reps`` of any number dtype (a float tensor is cast)."""
     reps = _value(reps)
-    return dyn.tile(data, reps) if _is_expr(reps) else _tile(data, reps)
+    return dyn.tile(data, _as_int(reps)) if _is_expr(reps) else _tile(data, reps)
+
+
+def expand_dims(data, axis, num_newaxis: int = 1):
+    """An expression ``axis`` (an int scalar, negative from the end as in Relay) is
+    ``dyn.unsqueeze`` at ``axis .. axis + num_newaxis - 1``; the data's rank must be
+    known."""
+    axis = _value(axis)
+    if not _is_expr(axis):
+        return _expand_dims(data, axis, num_newaxis)
+    ndim = _rank_of(data, "relay.expand_dims with an expression axis")
+    axis = _reshape(_cast(axis, "int64"), (1,))
+    axis = where(less(axis, _int64(0)), _add(axis, _int64(ndim + 1)), axis)
+    return dyn_params.unsqueeze(data, _add(axis, _int64(np.arange(num_newaxis))))
+
+
+def one_hot(indices, on_value, off_value, depth, axis: int = -1, dtype: str = "float32"):
+    depth = _value(depth)
+    if isinstance(depth, list) and len(depth) == 1:
+        depth = depth[0]
+    if _is_expr(depth):
+        on_value, off_value = (v if isinstance(v, Expr) else Constant(np.array(v, dtype))
+                               for v in (on_value, off_value))
+        return dyn_params.one_hot(indices, on_value, off_value, depth, axis, dtype)
+    return _one_hot(indices, on_value, off_value, depth, axis, dtype)
 
 
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode: str = "end"):
@@ -98,9 +128,14 @@ def arange(start, stop=None, step=None, dtype: str = "float32"):
 
 
 def pad(data, pad_width, pad_value=0, pad_mode: str = "constant"):
+    """With run-time ``pad_width``, a number ``pad_value`` (Relay's default 0) is a scalar
+    of the data's dtype, which ``dyn.nn.pad`` requires of it."""
     pad_width = _value(pad_width)
     if _is_expr(pad_width):
-        return dyn.pad(data, pad_width, pad_value, pad_mode)
+        dtype = _known_dtype(data)
+        if not isinstance(pad_value, Expr) and dtype is not None:
+            pad_value = Constant(np.array(pad_value, dtype))
+        return dyn.pad(data, _as_int(pad_width), pad_value, pad_mode)
     return _pad(data, pad_width, pad_value, pad_mode)
 
 
@@ -144,19 +179,49 @@ def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0
     return _sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value)
 
 
-def _dtype_of(e) -> str:
+def _known_type(e):
+    """``e``'s tensor type where it is known before type inference, else None."""
     if isinstance(e, Constant):
-        return e.data.dtype.name
-    if isinstance(e, Var) and e.type_annotation is not None:
-        return e.type_annotation.dtype
-    if isinstance(e, Expr) and e.has_type:
-        return e.checked_type.dtype
-    raise Error("relay.sparse_to_dense: give default_value as an expression when "
-                "sparse_values has no known dtype")
+        return TensorType(e.data.shape, e.data.dtype.name)
+    ty = e.type_annotation if isinstance(e, Var) else None
+    if ty is None and isinstance(e, Expr) and e.has_type:
+        ty = e.checked_type
+    return ty if isinstance(ty, TensorType) else None
+
+
+def _known_dtype(e):
+    ty = _known_type(e)
+    return None if ty is None else ty.dtype
+
+
+def _dtype_of(e) -> str:
+    dtype = _known_dtype(e)
+    if dtype is None:
+        raise Error("relay.sparse_to_dense: give default_value as an expression when "
+                    "sparse_values has no known dtype")
+    return dtype
+
+
+def _rank_of(e, what: str) -> int:
+    ty = _known_type(e)
+    if ty is None:
+        raise Error(f"{what}: the data's rank must be known (annotate its variable)")
+    return ty.ndim
+
+
+def _as_int(shape):
+    """A run-time shape argument of a known float dtype, cast to int64 (Relay reads any
+    number dtype; relayir's ``dyn`` ops take integer tensors)."""
+    dtype = _known_dtype(shape) if isinstance(shape, Expr) else None
+    return _cast(shape, "int64") if dtype is not None and is_float(dtype) else shape
+
+
+def _int64(v) -> Constant:
+    return Constant(np.array(v, "int64"))
 
 
 argwhere = dyn.argwhere
 
-__all__ = ["arange", "argwhere", "broadcast_to", "full", "gather_nd", "ones", "pad", "reshape",
-           "segment_sum", "shape_of", "sparse_to_dense", "squeeze", "strided_slice", "tile",
-           "trilu", "zeros"]
+__all__ = ["arange", "argwhere", "broadcast_to", "expand_dims", "full", "gather_nd", "one_hot",
+           "ones", "pad", "reshape", "segment_sum", "shape_of", "sparse_to_dense", "squeeze",
+           "strided_slice", "tile", "trilu", "zeros"]
