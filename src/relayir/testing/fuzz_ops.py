@@ -511,6 +511,24 @@ def _roi_align(b):
         "mode": b.choice(("avg", "max")), "aligned": b.coin()}
 
 
+@sampler("nn.deformable_conv2d")
+def _deformable_conv2d(b):
+    x = b.data(4, F32, lo=1, hi=6)
+    n, c, h, w = b.shape(x)
+    dg = b.choice([d for d in (1, 2, c) if c % d == 0])
+    groups = b.choice([g for g in (1, 2) if c % g == 0])
+    k, stride, pad = b.choice((1, 3)), b.choice((1, 2)), b.randint(0, 1)
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    if min(oh, ow) < 1:
+        raise StepError("the kernel is larger than the padded input")
+    out = groups * b.randint(1, 2)
+    offset = b.new((n, dg * k * k * 2, oh, ow), "float32", low=-2.0, high=2.0)
+    weight = b.new((out, c // groups, k, k), "float32", const=b.coin(0.5), low=-1, high=1)
+    return [x, offset, weight], {"strides": stride, "padding": pad, "groups": groups,
+                                 "deformable_groups": dg, "channels": out,
+                                 "kernel_size": (k, k)}
+
+
 @sampler("vision.non_max_suppression")
 def _nms(b):
     batch, boxes, classes = b.randint(1, 2), b.randint(1, 5), b.randint(1, 2)

@@ -17,6 +17,8 @@ from __future__ import annotations
 from .. import op as _op  # noqa: F401  (registers the ops the table names)
 from ..ir.op import OpTable
 from ..ir.types import TensorType
+from ..op.nn.conv import _conv_rel
+from ..op.nn.deformable import offset_shape
 
 INPUT_RULES = OpTable("input type rules")
 
@@ -109,3 +111,15 @@ def _matmul_weight(known, attrs):
     k = data.shape[-2] if attrs.transpose_a else data.shape[-1]
     shape = (attrs.units, k) if attrs.transpose_b else (k, attrs.units)
     return [None, TensorType(shape, data.dtype)]
+
+
+@INPUT_RULES.register("nn.deformable_conv2d")
+def _deformable_conv_inputs(known, attrs):
+    """The weight as a convolution's, the offset of the output's pixels."""
+    conv = _conv_weight(known, attrs)
+    if conv is None:
+        return None
+    weight = known[2] if isinstance(known[2], TensorType) else conv[1]
+    out = _conv_rel([known[0], weight], attrs)
+    kernel = [dict(zip(attrs.kernel_layout, weight.shape))[a] for a in "HW"]
+    return [None, TensorType(offset_shape(attrs, out, kernel), known[0].dtype), weight]

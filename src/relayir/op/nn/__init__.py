@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (registration)
     conv,
     conv_nchwc,
     conv_transpose,
+    deformable,
     dense_pack,
     depth_space,
     layers,
@@ -36,6 +37,7 @@ from .activation import bias_add, leaky_relu, log_softmax, prelu, relu, softmax
 from .conv import conv1d, conv2d, conv3d
 from .conv_nchwc import contrib_conv2d_NCHWc, contrib_depthwise_conv2d_NCHWc
 from .conv_transpose import conv1d_transpose, conv2d_transpose, conv3d_transpose
+from .deformable import deformable_conv2d
 from .dense_pack import contrib_dense_pack
 from .depth_space import depth_to_space, space_to_depth, upsampling
 from .layers import batch_flatten, dropout, dropout_raw, pad
@@ -66,8 +68,8 @@ __all__ = [
     "batch_matmul", "batch_norm", "bias_add", "contrib_conv2d_NCHWc",
     "contrib_conv2d_winograd_NCHWc", "contrib_conv2d_winograd_weight_transform",
     "contrib_dense_pack", "contrib_depthwise_conv2d_NCHWc", "conv1d", "conv1d_transpose", "conv2d",
-    "conv2d_transpose", "conv3d", "conv3d_transpose", "dense", "depth_to_space", "dropout",
-    "dropout_raw",
+    "conv2d_transpose", "conv3d", "conv3d_transpose", "deformable_conv2d", "dense",
+    "depth_to_space", "dropout", "dropout_raw",
     "global_avg_pool2d", "global_max_pool2d", "group_norm", "gru_sequence", "instance_norm",
     "layer_norm", "leaky_relu", "log_softmax", "lrn", "lstm_sequence", "matmul", "max_pool1d",
     "max_pool2d", "max_pool3d", "pad", "prelu", "relu", "rnn_sequence",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import expr as E
 from .. import tensor as te
 from ..tensor import compute
-from .common import COMPUTE, static
+from .common import COMPUTE, declare_reference_only, static
 from .nn import product_acc
 
 
@@ -119,3 +119,7 @@ def _conv_transpose(attrs, inputs, out):
 
 COMPUTE.register("nn.conv1d_transpose", "nn.conv2d_transpose",
                  "nn.conv3d_transpose")(_conv_transpose)
+
+
+declare_reference_only("nn.deformable_conv2d", "its bilinear taps read at data-dependent "
+                       "positions; no C compute yet")

@@ -75,6 +75,44 @@ conv2d_nhwc_python = _conv("nn.conv2d", "NHWC", "HWIO", 2)
 conv3d_ncdhw_python = _conv("nn.conv3d", "NCDHW", "OIDHW", 3)
 
 
+def _deformable(data_layout: str, kernel_layout: str):
+    def deformable_conv2d(a_np, offset_np, w_np, stride, padding, dilation, deformable_groups,
+                          groups):
+        pair = lambda v: (v, v) if isinstance(v, int) else tuple(v)  # noqa: E731
+        return _ref("nn.deformable_conv2d", a_np, offset_np, w_np, strides=pair(stride),
+                    padding=_pads(padding, 2), dilation=pair(dilation),
+                    deformable_groups=deformable_groups, groups=groups,
+                    data_layout=data_layout, kernel_layout=kernel_layout)
+
+    return deformable_conv2d
+
+
+deformable_conv2d_nchw_python = _deformable("NCHW", "OIHW")
+deformable_conv2d_nhwc_python = _deformable("NHWC", "HWIO")
+
+
+def depth_to_space_python(data, block_size: int, mode: str = "DCR") -> np.ndarray:
+    return _ref("nn.depth_to_space", data, block_size=block_size, layout="NCHW", mode=mode)
+
+
+def space_to_depth_python(data, block_size: int) -> np.ndarray:
+    return _ref("nn.space_to_depth", data, block_size=block_size, layout="NCHW")
+
+
+def _roi_align(layout: str):
+    def roi_align(a_np, rois_np, pooled_size, spatial_scale, sample_ratio, mode="avg"):
+        mode = mode.decode() if isinstance(mode, bytes) else mode
+        return _ref("vision.roi_align", a_np, rois_np, pooled_size=pooled_size,
+                    spatial_scale=spatial_scale, sample_ratio=sample_ratio, layout=layout,
+                    mode=mode)
+
+    return roi_align
+
+
+roi_align_nchw_python = _roi_align("NCHW")
+roi_align_nhwc_python = _roi_align("NHWC")
+
+
 def conv1d_ncw_python(a_np, w_np, stride, padding, dilation):
     strides = (stride,) if isinstance(stride, int) else tuple(stride)
     dil = (dilation,) if isinstance(dilation, int) else tuple(dilation)
@@ -145,7 +183,10 @@ __getattr__ = refusing_module(__name__, "relayir.tvm offers the references relay
 
 
 __all__ = ["batch_matmul", "conv1d_ncw_python", "conv2d_nchw_python", "conv2d_nhwc_python",
-           "conv3d_ncdhw_python", "dilate_python", "l2_normalize_python", "resize1d_python",
+           "conv3d_ncdhw_python", "deformable_conv2d_nchw_python",
+           "deformable_conv2d_nhwc_python", "depth_to_space_python", "dilate_python",
+           "l2_normalize_python", "resize1d_python", "roi_align_nchw_python",
+           "roi_align_nhwc_python", "space_to_depth_python",
            "resize2d_python", "resize3d_python", "searchsorted_ref",
            "sequence_mask", "gather_python", "log_softmax_python", "one_hot", "softmax_python",
            "strided_slice_python"]

@@ -29,6 +29,8 @@ REFUSED = dict.fromkeys(
      "nn.contrib_conv2d_winograd_NCHWc", "nn.contrib_conv2d_winograd_weight_transform"),
     "a blocked / Winograd convolution that AlterOpLayout makes for inference; "
     "differentiate the NCHW nn.conv2d program instead")
+REFUSED["nn.deformable_conv2d"] = ("no gradient rule yet (a scatter of the bilinear sample "
+                                   "weights into data, slopes into offset)")
 REFUSED["nn.contrib_dense_pack"] = ("a dense layer with a pre-packed weight, made for inference; "
                                     "differentiate the nn.dense program instead")
 
