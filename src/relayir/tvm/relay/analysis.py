@@ -19,6 +19,7 @@ from ...ir.types import Kind, TypeVar
 from ...transform import FuseOps, InferType
 from ...transform.fake_quantization_inputs import fake_quantized_ops
 from ..error import missing_attribute, not_in_relayir
+from ._feature import Feature, detect_feature
 
 
 def all_type_vars(expr_or_type, mod=None) -> list:
@@ -69,13 +70,14 @@ def list_fake_quantized_op_freqs(mod) -> dict:
     return dict(counts)
 
 
-__all__ = ["all_type_vars", "all_vars", "bound_type_vars", "bound_vars", "check_kind",
-           "check_well_formed", "count_ops", "extract_fused_functions", "free_type_vars",
-           "free_vars", "list_fake_quantized_op_freqs", "well_formed"]
+__all__ = ["Feature", "all_type_vars", "all_vars", "bound_type_vars", "bound_vars",
+           "check_kind", "check_well_formed", "count_ops", "detect_feature",
+           "extract_fused_functions", "free_type_vars", "free_vars", "list_fake_quantized_op_freqs",
+           "well_formed"]
 
 
 # Relay analyses relayir does not have: the names import, a call says so
-_NOT_OFFERED = ("detect_feature", "Feature", "unmatched_cases", "check_basic_block_normal_form",
+_NOT_OFFERED = ("unmatched_cases", "check_basic_block_normal_form",
                 "get_calibration_data", "count_layers", "extract_intermediate_expr",
                 "search_fc_transpose", "get_total_mac_number",
                 "CallGraph", "get_pad_tuple", "check_constant", "all_dtypes")

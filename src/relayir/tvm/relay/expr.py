@@ -27,17 +27,23 @@ from ...transform.bind import bind as _bind
 RelayExpr = Expr
 
 
+def _dtype(dtype):
+    """TVM spells bool ``uint1`` too."""
+    return "bool" if dtype == "uint1" else dtype
+
+
 def var(name_hint: str, type_annotation=None, shape=None, dtype: str = "float32",
         span=None) -> Var:
     """Relay's ``var``: ``shape`` makes a tensor type of ``dtype``; a string annotation is
     a scalar type of that dtype; ``dtype`` alone annotates nothing (relayir's own ``var``
     makes it a scalar)."""
+    dtype = _dtype(dtype)
     if type_annotation is not None and shape is not None:
         raise Error(f"var {name_hint!r}: give type_annotation or shape, not both")
     if shape is not None:
         type_annotation = TensorType(tuple(shape), dtype)
     elif isinstance(type_annotation, str):
-        type_annotation = TensorType((), type_annotation)
+        type_annotation = TensorType((), _dtype(type_annotation))
     return Var(name_hint, type_annotation)
 
 
@@ -46,7 +52,7 @@ def const(value, dtype=None, span=None) -> Constant:
     whose dtype is taken, as numpy takes it in Relay."""
     if dtype is not None and not isinstance(dtype, str):
         dtype = getattr(dtype, "dtype", dtype)
-    return _const(value, dtype)
+    return _const(value, _dtype(dtype))
 
 
 class TupleWrapper:
