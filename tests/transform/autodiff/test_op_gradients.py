@@ -206,6 +206,8 @@ CASES = [
     ("einsum", [[rnd(3, 4), rnd(5, seed=1)]], dict(equation="ij,k->i")),
     ("einsum", [[rnd(2, 3, 3)]], dict(equation="bii->bi")),
     ("einsum", [[rnd(3, 3), rnd(3, seed=1)]], dict(equation="ii,i->")),
+    ("one_hot", [ints([[0, 3], [2, 2]]), np.asarray(0.7), np.asarray(-0.2)],
+     dict(depth=4, axis=1, dtype="float64")),
     ("topk", [rnd(3, 5)], dict(k=2)),
     ("topk", [rnd(3, 5)], dict(k=3, axis=0, ret_type="values", is_ascend=True)),
     ("sort", [rnd(3, 5)], dict(axis=1, is_ascend=False)),

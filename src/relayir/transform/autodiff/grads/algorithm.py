@@ -22,9 +22,18 @@ from ._util import dtype_of, shape_of
 
 # integer or boolean outputs, and constants
 NON_DIFFERENTIABLE = frozenset({
-    "argsort", "one_hot", "arange",
+    "argsort", "arange",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift", "right_shift",
 })
+
+
+@GRADIENT.register("one_hot")
+def _one_hot(call, out, g):
+    """``on_value`` gets the adjoint summed where the index hits, ``off_value`` elsewhere."""
+    dtype, a = dtype_of(call), call.attrs
+    hit = _a.one_hot(call.args[0], const(1, dtype), const(0, dtype), a.depth, a.axis, dtype)
+    on = _r.sum(_e.multiply(g, hit))
+    return [None, on, _e.subtract(_r.sum(g), on)]
 
 
 def _scatter_add_along(x, indices, g, axis):

@@ -44,6 +44,15 @@ from ._dyn_dispatch import (
     trilu,
     zeros,
 )
+from ._like_ops import (
+    broadcast_to_like,
+    cast_like,
+    collapse_sum_like,
+    collapse_sum_to,
+    reverse_reshape,
+    sequence_mask,
+    slice_like,
+)
 from ._tuple_ops import (
     mean_std,
     mean_variance,
