@@ -94,6 +94,13 @@ def test_structural_equal_constants_and_attrs():
     assert structural_equal(nan, relay.const(np.float32("nan")))
 
 
+def test_structural_equal_of_sequences_and_numbers():
+    assert structural_equal([10, (2, 3)], [10, (2, 3)])
+    assert not structural_equal([10, 10], [10, 11])
+    assert not structural_equal([1, 2], [1, 2, 3])
+    assert not structural_equal([1], (1,))
+
+
 def test_structural_equal_type_params_and_annotations():
     a1, a2 = TypeVar("A"), TypeVar("B")
     x1, x2 = relay.Var("x", a1), relay.Var("x", a2)

@@ -231,6 +231,11 @@ class _Equal:
                 _Equal(self.map_free_vars).run(ta[name], tb[name])
             for name in sorted(fa):
                 _Equal(self.map_free_vars).run(fa[name], fb[name])
+        elif t is list or t is tuple:  # attribute values, shapes
+            self.push_all(a, b, "elements")
+        elif t in (int, float, str, bool):
+            if a != b:
+                raise _Unequal(a, b, "different values")
         else:
             raise _Unequal(a, b, f"cannot compare {t.__name__}")
 

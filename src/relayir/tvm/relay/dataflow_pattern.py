@@ -14,8 +14,8 @@ post, node_map)``) bottom-up over the expression, each callback in turn, until t
 expression no longer changes (once with ``rewrite_once``); the callbacks may change
 types, as Relay's may, so this is not relayir's type-keeping ``rewrite`` driver.
 
-Not offered (``NotInRelayirError``): dominator patterns (``dominates``) and
-``partition``, which Relay builds on its own graph grouping.
+``partition`` is Relay's grouping (``relay/_partition.py``). Not offered
+(``NotInRelayirError``): dominator patterns (``dominates``).
 """
 
 from __future__ import annotations
@@ -23,17 +23,18 @@ from __future__ import annotations
 import itertools
 
 from ...errors import Error
-from ...ir.expr import Call, Expr, Function, If, Let, Op, Tuple, TupleGetItem, Var
-from ...ir.functor import ExprMutator
+from ...ir.expr import Call, Constant, Expr, Function, If, Let, Op, Tuple, TupleGetItem, Var
 from ...ir.op import get_op
 from ...ir.structural import structural_equal
 from ...transform import rewrite as _rw
 from ...typing.infer import infer_expr
 from ..error import NotInRelayirError
+from . import _partition
+from ._node_rewriter import NodeRewriter
 
 COMMUTATIVE = frozenset({"add", "multiply", "maximum", "minimum"})
 _NAMES = itertools.count()
-_WHY = "relayir's patterns have no dominator analysis or graph partitioning"
+_WHY = "relayir's patterns have no dominator analysis"
 
 
 def _refuse(api: str):
@@ -44,6 +45,24 @@ class DFPattern:
     """Base of Relay's patterns: builds (once) the relayir pattern it stands for."""
 
     _compiled: _rw.Pattern | None = None
+    is_leaf = False  # a pattern with no sub-patterns: what it matches is a partition input
+
+    def pattern_inputs(self) -> list:
+        """The sub-patterns, in Relay's order."""
+        out = []
+        for v in vars(self).values():
+            out.extend(x for x in (v if isinstance(v, list) else [v])
+                       if isinstance(x, DFPattern))
+        return out
+
+    def embeds(self, expr) -> bool:
+        """Whether a partition keeps ``expr`` (this leaf's match) inside the function."""
+        return False
+
+    def fuzzy_inputs(self, expr):
+        """The partition inputs a fuzzy pattern (a call or tuple of any arguments) takes
+        from its match ``expr``; None for other patterns."""
+        return None
 
     def _build(self, name: str) -> _rw.Pattern:
         raise NotImplementedError
@@ -87,7 +106,7 @@ class DFPattern:
         return match(self, expr)
 
     def partition(self, expr, attrs=None, check=None):
-        _refuse("partition")
+        return partition(self, expr, attrs, check)
 
     def dominates(self, parent, path=None):
         return DominatorPattern(parent, path if path is not None else wildcard(), self)
@@ -102,13 +121,20 @@ def _named(pattern: _rw.Pattern, name: str) -> _rw.Pattern:
 
 
 class WildcardPattern(DFPattern):
+    is_leaf = True
+
     def _build(self, name):
         return _rw.wildcard(name)
 
 
 class ExprPattern(DFPattern):
+    is_leaf = True
+
     def __init__(self, expr):
         self.expr = expr
+
+    def embeds(self, expr) -> bool:
+        return isinstance(expr, Constant) and isinstance(self.expr, Constant)
 
     def _build(self, name):
         e = self.expr
@@ -118,6 +144,8 @@ class ExprPattern(DFPattern):
 
 
 class VarPattern(DFPattern):
+    is_leaf = True
+
     def __init__(self, name_hint: str = ""):
         self.name = name_hint
 
@@ -128,6 +156,11 @@ class VarPattern(DFPattern):
 
 
 class ConstantPattern(DFPattern):
+    is_leaf = True
+
+    def embeds(self, expr) -> bool:
+        return isinstance(expr, Constant)
+
     def _build(self, name):
         return _rw.is_constant(name=name)
 
@@ -136,6 +169,9 @@ class CallPattern(DFPattern):
     def __init__(self, op, args):
         self.op = op
         self.args = args
+
+    def fuzzy_inputs(self, expr):
+        return expr.args if self.args is None else None
 
     def _build(self, name):
         op = self.op.compiled()
@@ -169,6 +205,9 @@ class FunctionPattern(DFPattern):
 class TuplePattern(DFPattern):
     def __init__(self, fields):
         self.fields = fields
+
+    def fuzzy_inputs(self, expr):
+        return expr.fields if self.fields is None else None
 
     def _build(self, name):
         fields = None if self.fields is None else [f.compiled() for f in self.fields]
@@ -365,7 +404,10 @@ def match(pattern: DFPattern, expr) -> bool:
 
 
 def partition(pattern, expr, attrs=None, check=None):
-    _refuse("partition")
+    """Relay's ``partition`` (``relay/_partition.py`` says how groups form)."""
+    if isinstance(pattern, FunctionPattern):
+        return expr  # Relay: partitioning a function that is not called makes no sense
+    return _partition.partition(pattern, expr, _match, attrs, check)
 
 
 class DFPatternCallback:
@@ -400,7 +442,7 @@ def _node_map(m: _rw.MatchResult, pattern: DFPattern) -> dict:
     return {by_name[k]: [e] for k, e in m.bindings.items() if k in by_name}
 
 
-class _CallbackRewriter(ExprMutator):
+class _CallbackRewriter(NodeRewriter):
     def __init__(self, cb: DFPatternCallback):
         super().__init__()
         self.cb = cb
@@ -411,21 +453,6 @@ class _CallbackRewriter(ExprMutator):
             return post
         out = self.cb.callback(pre, post, _node_map(m, self.cb.pattern))
         return post if out is None else out
-
-    def visit_call(self, call):
-        return self._at(call, super().visit_call(call))
-
-    def visit_tuple(self, t):
-        return self._at(t, super().visit_tuple(t))
-
-    def visit_tuple_getitem(self, t):
-        return self._at(t, super().visit_tuple_getitem(t))
-
-    def visit_function(self, fn):
-        return self._at(fn, super().visit_function(fn))
-
-    def visit_if(self, e):
-        return self._at(e, super().visit_if(e))
 
 
 MAX_ROUNDS = 100
