@@ -236,3 +236,21 @@ def test_the_caches_keep_haswell_and_native_builds_apart(tmp_path, monkeypatch):
     assert "vector_size(8 * sizeof(float))" in haswell.get_lib().get_source()
     assert len(list((tmp_path / "lib").glob("model-*.so"))) == 2
     assert len(list((tmp_path / "lowered").glob("*.json"))) == 2
+
+
+# ------------------------------------------------------------------ assembly
+
+
+@needs_cc
+@x86
+def test_the_assembly_of_a_haswell_build_uses_its_instructions():
+    """``get_source("asm")``: what the compiler makes of the library's C with its flags
+    (AVX2 ``ymm`` registers for haswell, never AVX-512's ``zmm``)."""
+    mod, params, inputs = _mlp()
+    _, lib = _run_graph(mod, params, inputs, HASWELL)
+    kernels = lib.get_lib()
+    asm = kernels.get_source("asm")
+    assert "ymm" in asm and "zmm" not in asm
+    assert kernels.get_source() == kernels.get_source("c") and "#pragma" in kernels.get_source()
+    with pytest.raises(relay.Error, match="fmt must be 'c' or 'asm'"):
+        kernels.get_source("ll")

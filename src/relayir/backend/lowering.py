@@ -299,7 +299,7 @@ def _c_library(source: str, types: list, target, flags=None) -> CKernelLibrary:
         return CKernelLibrary({}, str(target), None, b"", "")
     flags = Target.parse(target).cflags() if flags is None else flags
     return c_kernel_library(compile_source(source, flags=flags, name="model"), types,
-                            str(target), source)
+                            str(target), source, flags)
 
 
 # why the VM's data-dependent functions (output shape known only after the call) run

@@ -50,6 +50,7 @@ from . import cache
 from .openmp_env import prepare_openmp
 
 __all__ = [
+    "assemble_source",
     "CompileError",
     "Compiler",
     "CompilerNotFoundError",
@@ -334,6 +335,24 @@ def compile_source(
     finally:
         if use_cache:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def assemble_source(source: str, *, flags: Sequence[str] | None = None,
+                    compiler: Compiler | None = None, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """The assembly the compiler writes for C ``source`` with ``flags`` (as
+    :func:`compile_source` compiles it, ``-S`` instead of linking); not cached."""
+    compiler = compiler or find_compiler()
+    flags = [f for f in (default_flags(compiler) if flags is None else flags)
+             if f != "-shared"]
+    workdir = cache.make_build_dir(None, "asm")
+    try:
+        src, out = workdir / "kernels.c", workdir / "kernels.s"
+        src.write_text(source, encoding="utf-8")
+        _run([*compiler.command, *flags, "-S", str(src), "-o", str(out)], source, "asm",
+             None, src, out, timeout)
+        return out.read_text(encoding="utf-8", errors="replace")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _run(command, source, stem, root, src, out, timeout) -> None:

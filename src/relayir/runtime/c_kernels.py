@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..codegen.cache import cache_dir, host_fingerprint
+from ..codegen.compiler import assemble_source
 from ..codegen.loader import SharedLibrary
 from ..ir.types import TensorType
 from .kernels import Kernel, KernelError, KernelLibrary
@@ -53,11 +54,12 @@ class CKernelLibrary(KernelLibrary):
     kind = "c"
 
     def __init__(self, kernels: dict[str, Kernel], target: str, library: SharedLibrary | None,
-                 so_bytes: bytes, source: str):
+                 so_bytes: bytes, source: str, flags: Sequence[str] | None = None):
         super().__init__(kernels, target)
         self.library = library  # keeps the shared object loaded
         self.so_bytes = so_bytes
         self.source = source
+        self.flags = None if flags is None else list(flags)  # as compiled (None: defaults)
 
     def files(self) -> dict[str, bytes]:
         if not self.so_bytes:  # only reference (numpy) kernels
@@ -76,19 +78,24 @@ class CKernelLibrary(KernelLibrary):
                 entry["reason"] = kernel.reason
         return table
 
-    def get_source(self) -> str:
-        """The C source of every kernel (one translation unit)."""
-        return self.source
+    def get_source(self, fmt: str = "c") -> str:
+        """The C source of every kernel (one translation unit), or with ``fmt="asm"`` the
+        assembly the C compiler makes of it with the library's flags."""
+        if fmt in ("", "c"):
+            return self.source
+        if fmt in ("asm", "s"):
+            return assemble_source(self.source, flags=self.flags) if self.source else ""
+        raise KernelError(f"get_source: fmt must be 'c' or 'asm', found {fmt!r}")
 
 
 def c_kernel_library(path: str, lowered_types: Sequence[tuple], target: str,
-                     source: str) -> CKernelLibrary:
+                     source: str, flags: Sequence[str] | None = None) -> CKernelLibrary:
     """Load the compiled shared object at ``path``: one ``CKernel`` per
     ``(name, input types, output types, dim names)``."""
     library = SharedLibrary(path)
     kernels = {name: CKernel(name, library.kernel(name), ins, outs, dims)
                for name, ins, outs, dims in lowered_types}
-    return CKernelLibrary(kernels, target, library, Path(path).read_bytes(), source)
+    return CKernelLibrary(kernels, target, library, Path(path).read_bytes(), source, flags)
 
 
 def load_c_library(table: list[dict], files: dict[str, bytes], target: str) -> CKernelLibrary:
