@@ -196,3 +196,18 @@ def test_a_rule_that_refines_a_type_must_say_so():
         rewrite(fn, [Rule("to-static", pattern, static)])
     out = rewrite(fn, [Rule("to-static", pattern, static, refines_type=True)])
     assert out.body.checked_type == relay.TensorType((3, 2))
+
+
+def test_a_function_typed_before_the_pass_gets_the_static_type():
+    """Inference wrote ``-> Tensor[(?, ?)]`` on the function before the pass; once the
+    body is static the function's type is too (the graph executor builds it)."""
+    x = relay.var("x", shape=(2, 3, 4))
+    y = relay.var("y", shape=(8, 3))
+    fn = relay.Function([x, y], D.reshape(x, D.shape_of(y)))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(fn))
+    assert str(mod["main"].checked_type.ret_type) == "Tensor[(?, ?), float32]"
+    out = relay.transform.DynamicToStatic()(mod)
+    assert out["main"].checked_type.ret_type == relay.TensorType((8, 3), "float32")
+    data = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    got = relay.create_executor("graph", mod=out).evaluate()(data, np.zeros((8, 3), "float32"))
+    np.testing.assert_array_equal(np.asarray(got), data.reshape(8, 3))

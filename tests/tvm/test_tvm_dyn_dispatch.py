@@ -119,3 +119,24 @@ def test_gradient_of_a_run_time_reshape():
     data = np.random.default_rng(1).uniform(-1, 1, (2, 3, 4)).astype("float32")
     f = run_infer_type(relay.Function([x, shape], relay.reshape(x, shape)))
     check_grad(f, inputs=[data, np.array([8, 3])], test_inputs=[data], eps=1e-3)
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+@pytest.mark.parametrize("ret_type", ["both", "values", "indices"])
+def test_topk_of_a_run_time_k_with_float_indices(kind, ret_type):
+    x = relay.var("x", shape=(3, 5))
+    k = relay.var("k", shape=(1,), dtype="float32")
+    out = relay.topk(x, k, axis=1, ret_type=ret_type, dtype="float32")
+    out = out.astuple() if ret_type == "both" else out
+    data = np.random.default_rng(4).permutation(15).reshape(3, 5).astype("float32")
+    mod = relayir.IRModule.from_expr(relayir.Function([x, k], out))
+    got = relayir.create_executor(kind, mod=mod).evaluate()(data, np.array([2], "float32"))
+    order = np.argsort(-data, axis=1)[:, :2]
+    values = np.take_along_axis(data, order, 1)
+    if ret_type == "both":
+        np.testing.assert_array_equal(np.asarray(got[0]), values)
+        assert np.asarray(got[1]).dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(got[1]), order)
+    else:
+        want = values if ret_type == "values" else order.astype("float32")
+        np.testing.assert_array_equal(np.asarray(got), want)

@@ -35,11 +35,12 @@ from functools import partial
 
 import numpy as np
 
-from ..ir.expr import Call, Constant, Expr, Op, Tuple, TupleGetItem
+from ..ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem
 from ..ir.module import IRModule
 from ..ir.op import get_op
-from ..ir.types import TensorType
+from ..ir.types import TensorType, TupleType
 from ..op.dynamic import DYNAMIC, DataShapeUnknown, DynamicOp
+from ..typing.infer import infer_module
 from .fold_constant import fold_constant
 from .pass_infra import Pass, PassContext, module_pass, register_pass
 from .rewrite import MatchResult, Rule, fired_text, is_op, rewrite_module, wildcard
@@ -157,7 +158,26 @@ def dynamic_to_static(mod: IRModule, debug: bool = False) -> IRModule:
             break
     if debug:
         print(f"DynamicToStatic: rules fired: {fired_text(fired)}")
-    return mod
+    return _static_return_types(mod) if fired else mod
+
+
+def _has_any(ty) -> bool:
+    if isinstance(ty, TensorType):
+        return not ty.is_static
+    return isinstance(ty, TupleType) and any(_has_any(f) for f in ty.fields)
+
+
+def _static_return_types(mod: IRModule) -> IRModule:
+    """A function's return type annotated with ``?`` dims (as inference wrote it before
+    the pass) is dropped and inferred again, so a body the pass made static gives the
+    function a static type."""
+    stale = {gv: fn for gv, fn in mod.functions.items()
+             if isinstance(fn, Function) and _has_any(fn.ret_type)}
+    if not stale:
+        return mod
+    fresh = {gv: Function(fn.params, fn.body, None, fn.type_params, fn.attrs)
+             for gv, fn in stale.items()}
+    return infer_module(mod.with_functions({**mod.functions, **fresh}))
 
 
 @module_pass(opt_level=0, name="DynamicToStatic")

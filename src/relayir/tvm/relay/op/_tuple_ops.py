@@ -3,7 +3,11 @@ call); one wrapper per op, over relayir's constructor."""
 
 from __future__ import annotations
 
-from ....ir.expr import Tuple, TupleGetItem
+import numpy as np
+
+from ....ir.expr import Constant, Expr, Tuple, TupleGetItem
+from ....ir.op import call
+from ....ir.types import is_float
 from ....op.algorithm import topk as _topk
 from ....op.dynamic import unique as _unique
 from ....op.nn.layers import dropout_raw as _dropout_raw
@@ -11,9 +15,11 @@ from ....op.nn.norm import batch_norm as _batch_norm
 from ....op.reduce import mean, std, variance
 from ....op.sparse import sparse_fill_empty_rows as _sparse_fill_empty_rows
 from ....op.sparse import sparse_reshape as _sparse_reshape
+from ....op.transform.convert import cast
 from ....op.transform.join import split as _split
 from ....op.transform.replicate import meshgrid as _meshgrid
 from ..expr import TupleWrapper
+from ._dyn_dispatch import _as_int
 
 
 def split(data, indices_or_sections, axis: int = 0) -> TupleWrapper:
@@ -35,11 +41,25 @@ def dropout_raw(data, rate: float = 0.5) -> TupleWrapper:
 def topk(data, k=1, axis: int = -1, ret_type: str = "both", is_ascend: bool = False,
          dtype: str = "int32"):
     """Relay ignores ``dtype`` (the indices') when only values are returned; its tests
-    pass the values' dtype there, which relayir's attrs would refuse."""
+    pass the values' dtype there, which relayir's attrs would refuse. Float indices
+    (Relay allows them) are int64 indices cast. A run-time ``k`` is ``dyn.topk``."""
     if ret_type == "values":
         dtype = "int32"
-    out = _topk(data, k, axis, ret_type, is_ascend, dtype)
-    return TupleWrapper(out, 2) if ret_type == "both" else out
+    cast_to = dtype if is_float(dtype) else None
+    dtype = "int64" if cast_to else dtype
+    if isinstance(k, Constant):
+        k = int(np.asarray(k.data).reshape(-1)[0])
+    if not isinstance(k, Expr) and not cast_to:  # relayir's op returns what Relay's does
+        out = _topk(data, k, axis, ret_type, is_ascend, dtype)
+        return TupleWrapper(out, 2) if ret_type == "both" else out
+    out = (call("dyn.topk", [data, _as_int(k)], axis=axis, is_ascend=is_ascend, dtype=dtype)
+           if isinstance(k, Expr) else _topk(data, k, axis, "both", is_ascend, dtype))
+    values, indices = TupleGetItem(out, 0), TupleGetItem(out, 1)
+    if cast_to:
+        indices = cast(indices, cast_to)
+    if ret_type == "both":
+        return TupleWrapper(Tuple([values, indices]), 2)
+    return values if ret_type == "values" else indices
 
 
 def unique(data, is_sorted: bool = True, return_counts: bool = False) -> TupleWrapper:
