@@ -78,3 +78,20 @@ def test_cross_entropies_and_their_gradients():
 def test_an_unknown_type_is_a_clear_error():
     with pytest.raises(relayir.Error, match="slice_like: the type of the like must be known"):
         relay.slice_like(relay.var("x", shape=(2,)), relay.var("y"))
+
+
+def test_l2_normalize_lrn_reference_and_post_order_visit():
+    import relayir.tvm as tvm
+    from relayir.tvm.relay.analysis import post_order_visit
+
+    data = RNG.normal(size=(2, 3, 4))
+    x = relay.var("x", shape=(2, 3, 4), dtype="float64")
+    got = _run([x], relay.nn.l2_normalize(x, eps=1e-3, axis=[1]), data)
+    np.testing.assert_allclose(
+        got, tvm.topi.testing.l2_normalize_python(data, 1e-3, [1]), rtol=1e-12)
+    np.testing.assert_allclose(
+        _run([x], relay.nn.lrn(x, size=3, axis=1, bias=1.0, alpha=0.5, beta=0.75), data),
+        tvm.topi.testing.lrn_python(data, 3, 1, 1.0, 0.5, 0.75), rtol=1e-12)
+    seen = []
+    post_order_visit(relay.nn.relu(x) + x, lambda n: seen.append(type(n).__name__))
+    assert seen == ["Var", "Op", "Call", "Op", "Call"]

@@ -61,6 +61,15 @@ def extract_fused_functions(mod) -> dict:
     return out
 
 
+def post_order_visit(expr, fvisit) -> None:
+    """``fvisit(node)`` on every node of ``expr``, each once, children first (Relay's
+    visit, which also calls it on each call's op)."""
+    for node in post_order(expr):
+        if isinstance(node, Call) and isinstance(node.op, Op):
+            fvisit(node.op)
+        fvisit(node)
+
+
 def list_fake_quantized_op_freqs(mod) -> dict:
     """Op name → its calls inside fake-quantized regions (between a ``qnn.quantize`` and
     the ``qnn.dequantize`` calls it reads), over every function of ``mod``."""
@@ -73,7 +82,7 @@ def list_fake_quantized_op_freqs(mod) -> dict:
 __all__ = ["Feature", "all_type_vars", "all_vars", "bound_type_vars", "bound_vars",
            "check_kind", "check_well_formed", "count_ops", "detect_feature",
            "extract_fused_functions", "free_type_vars", "free_vars", "list_fake_quantized_op_freqs",
-           "well_formed"]
+           "post_order_visit", "well_formed"]
 
 
 # Relay analyses relayir does not have: the names import, a call says so

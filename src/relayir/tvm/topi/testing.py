@@ -171,6 +171,10 @@ resize2d_python = _resize(2, "NCHW")
 resize3d_python = _resize(3, "NCDHW")
 
 
+def lrn_python(a_np, size, axis, bias, alpha, beta) -> np.ndarray:
+    return _ref("nn.lrn", a_np, size=size, axis=axis, bias=bias, alpha=alpha, beta=beta)
+
+
 def l2_normalize_python(a_np, eps, axis=None) -> np.ndarray:
     axis = tuple(axis) if axis is not None else None
     norm = np.sqrt(np.maximum(np.sum(np.square(a_np), axis=axis, keepdims=True), eps))
@@ -185,7 +189,7 @@ __getattr__ = refusing_module(__name__, "relayir.tvm offers the references relay
 __all__ = ["batch_matmul", "conv1d_ncw_python", "conv2d_nchw_python", "conv2d_nhwc_python",
            "conv3d_ncdhw_python", "deformable_conv2d_nchw_python",
            "deformable_conv2d_nhwc_python", "depth_to_space_python", "dilate_python",
-           "l2_normalize_python", "resize1d_python", "roi_align_nchw_python",
+           "l2_normalize_python", "lrn_python", "resize1d_python", "roi_align_nchw_python",
            "roi_align_nhwc_python", "space_to_depth_python",
            "resize2d_python", "resize3d_python", "searchsorted_ref",
            "sequence_mask", "gather_python", "log_softmax_python", "one_hot", "softmax_python",

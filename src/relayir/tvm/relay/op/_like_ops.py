@@ -12,7 +12,8 @@ expressions; a symbolic extent where a number is needed is an error naming the o
 - ``sequence_mask(data, valid_length, mask_value, axis)``: ``where`` positions along
   ``axis`` (of the batch axis ``1 - axis``) are past their valid length, ``mask_value``;
 - ``nn.cross_entropy`` / ``nn.cross_entropy_with_logits``: ``-sum(log(p) * t) / batch``
-  and ``-sum(x * t) / batch``.
+  and ``-sum(x * t) / batch``;
+- ``nn.l2_normalize(x, eps, axis)``: ``x / sqrt(max(sum(x * x, axis), eps))``.
 """
 
 from __future__ import annotations
@@ -123,3 +124,10 @@ def cross_entropy_with_logits(predictions, targets):
     dtype = _type(predictions, "nn.cross_entropy_with_logits", "predictions").dtype
     total = _reduce.sum(_tensor.multiply(predictions, targets))
     return _tensor.divide(_tensor.negative(total), Constant(np.array(n, dtype)))
+
+
+def l2_normalize(data, eps, axis=None):
+    squares = _reduce.sum(_tensor.multiply(data, data), axis=axis, keepdims=True)
+    dtype = _type(data, "nn.l2_normalize", "data").dtype
+    floor = Constant(np.array(eps, dtype))
+    return _tensor.divide(data, _tensor.sqrt(_tensor.maximum(squares, floor)))

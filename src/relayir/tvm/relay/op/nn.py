@@ -7,11 +7,11 @@ from ...error import missing_attribute
 from ._composed_nn import dilate, mirror_pad  # noqa: F401
 from ._dyn_dispatch import pad  # noqa: F401
 from ._dyn_resize import upsampling, upsampling3d  # noqa: F401
-from ._like_ops import cross_entropy, cross_entropy_with_logits  # noqa: F401
+from ._like_ops import cross_entropy, cross_entropy_with_logits, l2_normalize  # noqa: F401
 from ._tuple_ops import batch_norm, dropout_raw  # noqa: F401
 
-__all__ = [*_nn_all, "cross_entropy", "cross_entropy_with_logits", "dilate", "mirror_pad",
-           "upsampling3d"]
+__all__ = [*_nn_all, "cross_entropy", "cross_entropy_with_logits", "dilate", "l2_normalize",
+           "mirror_pad", "upsampling3d"]
 
 
 def __getattr__(name: str):
