@@ -7,6 +7,7 @@ from . import (  # noqa: F401,I001  (registration side effects; dynamic last, be
     layout,
     nn,
     qnn,
+    random,
     reduce,
     scatter,
     sparse,
@@ -29,4 +30,5 @@ from ..ir.op import (
 
 __all__ = ["Attrs", "OpPattern", "OpTable", "call", "get_op", "has_op", "list_ops",
            "register_op", "algorithm", "bitwise", "dynamic", "dynamic_params", "image",
-           "layout", "nn", "qnn", "reduce", "scatter", "sparse", "tensor", "transform", "vision"]
+           "layout", "nn", "qnn", "random", "reduce", "scatter", "sparse", "tensor",
+           "transform", "vision"]

@@ -529,6 +529,21 @@ def _deformable_conv2d(b):
                                  "kernel_size": (k, k)}
 
 
+@sampler("random.threefry_generate")
+def _threefry_generate(b):
+    from ..op.random import threefry_key
+
+    key = b.new((10,), "uint64", exact=threefry_key(b.randint(0, 1 << 20)), const=b.coin(0.5))
+    return [key], {"out_shape": tuple(b.randint(0, 5) for _ in range(b.randint(0, 2)))}
+
+
+@sampler("random.threefry_split")
+def _threefry_split(b):
+    from ..op.random import threefry_key
+
+    return [b.new((10,), "uint64", exact=threefry_key(b.randint(0, 1 << 20)))], {}
+
+
 @sampler("vision.non_max_suppression")
 def _nms(b):
     batch, boxes, classes = b.randint(1, 2), b.randint(1, 5), b.randint(1, 2)

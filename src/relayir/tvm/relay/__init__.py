@@ -47,6 +47,7 @@ from .transform import build_config, gradient
 from .type_functor import TypeFunctor, TypeMutator, TypeVisitor
 
 image = op.image
+random = op.random
 vision = op.vision
 dyn = op.dyn
 ShapeVar = SymbolicDim

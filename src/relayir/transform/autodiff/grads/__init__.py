@@ -15,6 +15,8 @@ from ....ir.op import OpTable, list_ops
 GRADIENT = OpTable("gradient")
 
 _CORE_NON_DIFFERENTIABLE = frozenset({
+    # random bits and keys (op/random.py): integer outputs
+    "random.threefry_generate", "random.threefry_split",
     # comparisons and logic: boolean outputs
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite",

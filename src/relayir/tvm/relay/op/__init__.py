@@ -15,7 +15,7 @@ from ....op.scatter import *  # noqa: F403
 from ....op.tensor import *  # noqa: F403
 from ....op.transform import *  # noqa: F403
 from ...error import missing_attribute
-from . import image, nn, op, vision
+from . import image, nn, op, random, vision
 from ._composed import (
     adv_index,
     fixed_point_multiply,
