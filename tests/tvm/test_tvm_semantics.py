@@ -269,3 +269,13 @@ def test_relays_prelude_functions():
     two = testing.make_nat_expr(p, 2)
     assert testing.count(p, ev(p.nat_double(two))) == 4
     assert testing.count(p, ev(p.nat_add(two, testing.make_nat_expr(p, 3)))) == 5
+
+
+def test_relay_parse_expr_refuses_an_unbound_variable_and_calls_take_none_type_args():
+    with pytest.raises(relayir.Error, match="unbound variable %x"):
+        relay.parse_expr("if (True) { let %x = (); () } else { %x }")
+    declared = relay.parse_expr("free_var %x: float32; %x")
+    assert isinstance(declared, relay.Var)
+    assert isinstance(relayir.ir.parser.parse_expr("%x"), relay.Var)  # relayir's own: free
+    f = relay.Var("f")
+    assert relay.Call(f, [], None, None).type_args == ()

@@ -217,6 +217,8 @@ class Call(Expr):
     def __post_init__(self) -> None:
         if not isinstance(self.args, tuple):
             object.__setattr__(self, "args", tuple(self.args))
+        if type(self.type_args) is not tuple:  # None or a list: no type arguments / a tuple
+            object.__setattr__(self, "type_args", tuple(self.type_args or ()))
         if self.attrs is None and type(self.op) is Op and self.op.attrs_type is not None:
             object.__setattr__(self, "attrs", self.op.attrs_type())  # the op's defaults
         for i, a in enumerate(self.args):

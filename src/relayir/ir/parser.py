@@ -95,10 +95,12 @@ def parse(text: str, source_name: str = "", init_module: IRModule | None = None)
         return p.guarded(p.module)
 
 
-def parse_expr(text: str, source_name: str = "") -> Expr:
-    """Parse one expression (a block); an unbound ``%x`` is a free variable."""
+def parse_expr(text: str, source_name: str = "", free_vars: bool = True) -> Expr:
+    """Parse one expression (a block); an unbound ``%x`` is a free variable (an error
+    with ``free_vars=False``: then only ``free_var`` declarations make them)."""
     with gc_paused():
-        p = _Parser(text, source_name, None, free_vars=True)
+        p = _Parser(text, source_name, None, free_vars=free_vars)
+        p.expression_only = True
         return p.guarded(p.expression)
 
 
@@ -149,6 +151,7 @@ class _Parser:
         self.meta: list[Constant] | None = None
         self.init = init
         self.allow_free = free_vars
+        self.expression_only = free_vars  # no module to define types in (parse_expr)
         self.free: dict[str, Var] = {}
         self.literals: dict[str, np.ndarray] = {}
         self.ops: dict[str, Op] = {}
@@ -857,7 +860,7 @@ class _Parser:
     def global_type(self, name: str, i: int) -> GlobalTypeVar:
         gtv = self.types.get(name)
         if gtv is None:
-            if self.allow_free:  # parse_expr has no module to define types in
+            if self.expression_only:
                 raise self.error(f"unknown type {name}", i)
             gtv = self.types[name] = GlobalTypeVar(name)
         self.type_uses.setdefault(name, i)

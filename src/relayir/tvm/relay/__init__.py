@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 
 from ...ir import *  # noqa: F403
-from ...ir.parser import parse_expr
+from ...ir.parser import parse_expr as _parse_expr
 from ...ir.types import Kind, SymbolicDim
 from ...typing.infer import infer_expr
 from ..error import missing_attribute, not_in_relayir
@@ -64,6 +64,12 @@ def __getattr__(name: str):
     if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
     raise missing_attribute(__name__, name)
+
+
+def parse_expr(code: str, source_name: str = ""):
+    """Relay's ``parse_expr``: a ``%x`` no parameter, let or pattern binds is an error
+    (declare it with ``free_var``), as in Relay; relayir's own makes it a free variable."""
+    return _parse_expr(code, source_name, free_vars=False)
 
 
 def type_of(e):
