@@ -58,3 +58,15 @@ def test_bad_code_is_a_format_error_not_a_crash():
 
     with pytest.raises(ModuleFormatError):
         _vm.Executable.load_exec(bytearray(b"not an executable"), None)
+
+
+def test_invoke_with_outputs_writes_the_given_arrays():
+    x = relay.var("x", shape=(3, 2))
+    exe = relay.vm.compile(tvm.IRModule.from_expr(relay.Function([x], x + x)), "llvm")
+    vm = tvm.runtime.vm.VirtualMachine(exe, tvm.cpu())
+    data = np.arange(6, dtype="float32").reshape(3, 2)
+    out = tvm.nd.array(np.empty((3, 2), "float32"))
+    vm.invoke_with_outputs("main", input_args={"x": tvm.nd.array(data)}, output_args=[out])
+    np.testing.assert_array_equal(out.numpy(), data * 2)
+    with pytest.raises(tvm.TVMError, match="output 0 is float32\\[3, 2\\], its array is"):
+        vm.invoke_with_outputs("main", {"x": data}, [np.empty((2, 3), "float32")])

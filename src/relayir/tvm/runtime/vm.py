@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import tempfile
 
+import numpy as np
+
 from ...vm import VirtualMachine as _VirtualMachine
 from ...vm import VMError
 from ...vm.executable import Executable as _Executable
@@ -138,6 +140,21 @@ class VirtualMachine(_VirtualMachine):
 
     def invoke_stateful(self, func_name: str = "main", *args, **kwargs) -> None:
         self._last = self.invoke(func_name, *args, **kwargs)
+
+    def invoke_with_outputs(self, func_name: str, input_args: dict, output_args: list) -> None:
+        """TVM's: run ``func_name`` on ``input_args`` (by name) and write its outputs into
+        the arrays of ``output_args`` (each of the output's shape and dtype)."""
+        out = self.invoke(func_name, **input_args)
+        outs = list(out) if isinstance(out, tuple) else [out]
+        if len(outs) != len(output_args):
+            raise VMError(f"invoke_with_outputs: {func_name} gives {len(outs)} outputs, "
+                          f"{len(output_args)} output arrays were given")
+        for i, (dst, value) in enumerate(zip(output_args, outs)):
+            value = np.asarray(value)
+            if dst.shape != value.shape or dst.dtype != value.dtype:
+                raise VMError(f"invoke_with_outputs: output {i} is {value.dtype}"
+                              f"{list(value.shape)}, its array is {dst.dtype}{list(dst.shape)}")
+            np.copyto(dst, value)
 
     def get_outputs(self) -> list:
         last = self._last
