@@ -47,8 +47,8 @@ class Described:
                 raise Error(f'Attribute "{key}" should have type "{known[key][0]}" but '
                             f'instead found "{_type_name(value)}"')
         self.name = name
-        self.options = dict(options or {})
-        self.attrs = {k: self.options.get(k, v[1]) for k, v in known.items()}
+        given = options or {}
+        self.attrs = {k: given.get(k, v[1]) for k, v in known.items()}
 
     def __getitem__(self, key: str):
         return self.attrs[key]

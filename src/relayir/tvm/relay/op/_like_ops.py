@@ -107,23 +107,22 @@ def sequence_mask(data, valid_length, mask_value=0, axis: int = 0):
     return _t.where(keep, data, Constant(np.array(mask_value, ty.dtype)))
 
 
-def _batch(x, op: str) -> int:
-    n = _static_shape(x, op, "predictions")[0]
-    return n
+def _mean_over_batch(predictions, product, op: str):
+    """``-sum(product) / batch`` (the batch is the predictions' first extent)."""
+    n = _static_shape(predictions, op, "predictions")[0]
+    dtype = _type(predictions, op, "predictions").dtype
+    total = _reduce.sum(product)
+    return _tensor.divide(_tensor.negative(total), Constant(np.array(n, dtype)))
 
 
 def cross_entropy(predictions, targets):
-    n = _batch(predictions, "nn.cross_entropy")
-    dtype = _type(predictions, "nn.cross_entropy", "predictions").dtype
-    total = _reduce.sum(_tensor.multiply(_tensor.log(predictions), targets))
-    return _tensor.divide(_tensor.negative(total), Constant(np.array(n, dtype)))
+    return _mean_over_batch(predictions, _tensor.multiply(_tensor.log(predictions), targets),
+                            "nn.cross_entropy")
 
 
 def cross_entropy_with_logits(predictions, targets):
-    n = _batch(predictions, "nn.cross_entropy_with_logits")
-    dtype = _type(predictions, "nn.cross_entropy_with_logits", "predictions").dtype
-    total = _reduce.sum(_tensor.multiply(predictions, targets))
-    return _tensor.divide(_tensor.negative(total), Constant(np.array(n, dtype)))
+    return _mean_over_batch(predictions, _tensor.multiply(predictions, targets),
+                            "nn.cross_entropy_with_logits")
 
 
 def l2_normalize(data, eps, axis=None):
