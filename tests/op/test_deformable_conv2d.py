@@ -124,3 +124,23 @@ def test_executors_match_the_reference(kind):
     got = r.create_executor(kind, mod=mod).evaluate()(x, off, w)
     want = _ref(x, off, w, padding=1, deformable_groups=4)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("batch", [1, 0])
+def test_cpu_target_matches_numpy_target_on_edge_values(batch):
+    """NaN / ±Inf / -0.0 in data and offsets, and an empty batch: the cpu target gives
+    the numpy target's answer bit for bit (NaN where NaN)."""
+    x = np.array([[0.0, -0.0, np.inf], [-np.inf, np.nan, 1.0], [2.0, -0.0, 3.0]],
+                 "float32").reshape(1, 1, 3, 3).repeat(batch, axis=0)
+    off = np.zeros((batch, 2, 3, 3), "float32")
+    if batch:
+        off[0, 0, 0, 0], off[0, 1, 2, 2], off[0, 0, 1, 2] = np.nan, np.inf, -0.0
+    w = np.array([[[[-0.0]]]], "float32")
+    params = [r.var("x", shape=x.shape), r.var("off", shape=off.shape),
+              r.var("w", shape=w.shape)]
+    mod = r.IRModule.from_expr(r.Function(params, nn.deformable_conv2d(*params)))
+    got = {t: np.asarray(r.create_executor("graph", mod=mod, target=t).evaluate()(x, off, w))
+           for t in ("cpu", "numpy")}
+    assert got["cpu"].shape == (batch, 1, 3, 3)
+    np.testing.assert_array_equal(got["cpu"], got["numpy"])
+    np.testing.assert_array_equal(np.signbit(got["cpu"]), np.signbit(got["numpy"]))
