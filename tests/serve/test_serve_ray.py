@@ -5,6 +5,7 @@ instance (a deployment per model, with its own replica count), answering the sam
 from __future__ import annotations
 
 import socket
+import time
 
 import numpy as np
 import pytest
@@ -15,6 +16,33 @@ import relayir
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.serve")
 httpclient = pytest.importorskip("tritonclient.http")
+
+
+def requests_counted(base: str, model: str) -> float | None:
+    """``relayir_requests_total`` with code 200 for ``model`` in the merged /metrics."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(f"{base}/metrics").text
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == "relayir_requests_total" and s.labels == {"code": "200",
+                                                                   "model": model}:
+                return s.value
+    return None
+
+
+def settled_count(base: str, model: str, want=None, timeout: float = 20.0) -> float | None:
+    """The count once replicas have posted (they do a few ms after a request): ``want``
+    when it is reached, else the first value that stays the same for half a second."""
+    deadline, last = time.monotonic() + timeout, object()
+    while time.monotonic() < deadline:
+        now = requests_counted(base, model)
+        if now is not None and (now == want or (want is None and now == last)):
+            return now
+        last = now
+        time.sleep(0.5 if want is None else 0.05)
+    return requests_counted(base, model)
 
 
 def free_port() -> int:
@@ -67,7 +95,7 @@ def test_each_model_is_a_deployment_with_its_replicas(ray_server):
     deployments = serve.status().applications["relayir"].deployments
     running = {name: dict(d.replica_states).get("RUNNING", 0)
                for name, d in deployments.items()}
-    assert running == {"relayir": 1, "relayir-mlp": 2, "relayir-dyn": 1}
+    assert running == {"relayir": 1, "relayir-mlp": 2, "relayir-dyn": 1, "relayir-metrics": 1}
 
 
 def test_server_wide_endpoints_answer_for_every_model(ray_server):
@@ -82,8 +110,22 @@ def test_server_wide_endpoints_answer_for_every_model(ray_server):
     index = httpx.post(f"{base}/v2/repository/index").json()
     assert [(row["name"], row["state"]) for row in index] == [("dyn", "READY"),
                                                               ("mlp", "READY")]
-    metrics = httpx.get(f"{base}/metrics").text
     for model in ("mlp", "dyn"):
-        assert f'relayir_requests_total{{code="200",model="{model}"}}' in metrics
+        assert settled_count(base, model) >= 1
     r = httpx.get(f"{base}/v2/models/nope")
     assert r.status_code == 404 and "unknown model 'nope'" in r.json()["error"]
+
+
+def test_metrics_count_the_requests_of_every_replica(ray_server):
+    """mlp runs on two replicas: Ray Serve spreads the requests over both, and /metrics
+    counts all of them (it once reported one replica's, picked at random)."""
+    import httpx
+
+    base = f"http://127.0.0.1:{ray_server}"
+    before = settled_count(base, "mlp") or 0
+    x = np.ones((1, 784), "float32").tolist()
+    for _ in range(12):
+        r = httpx.post(f"{base}/v2/models/mlp/infer", json={"inputs": [
+            {"name": "data", "shape": [1, 784], "datatype": "FP32", "data": x}]})
+        assert r.status_code == 200, r.text
+    assert settled_count(base, "mlp", want=before + 12) == before + 12
