@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import Error
-from ....ir.expr import Constant, Expr, Var
-from ....ir.types import TensorType, is_float
+from ....ir.expr import Constant, Expr
 from ....op import dynamic as dyn
 from ....op import dynamic_params as dyn_params
 from ....op.algorithm import arange as _arange
@@ -32,79 +31,68 @@ from ....op.transform.replicate import tile as _tile
 from ....op.transform.shape import expand_dims as _expand_dims
 from ....op.transform.shape import reshape as _reshape
 from ....op.transform.shape import squeeze as _squeeze
-
-
-def _value(arg):
-    """A ``Constant`` as its Python value; anything else unchanged."""
-    if isinstance(arg, Constant):
-        data = np.asarray(arg.data)
-        return data.tolist()
-    return arg
-
-
-def _is_expr(*args) -> bool:
-    return any(isinstance(a, Expr) for a in args)
+from ._arg_facts import any_expr, as_int64, constant_value, int64_const, known_dtype, known_type
 
 
 def reshape(data, newshape, allowzero: bool = False):
-    newshape = _value(newshape)
-    if _is_expr(newshape):
+    newshape = constant_value(newshape)
+    if any_expr(newshape):
         return dyn.reshape(data, newshape, allowzero)
     return _reshape(data, newshape, allowzero)
 
 
 def squeeze(data, axis=None):
     """An expression ``axis`` (a 1-D int tensor) names the axes at run time."""
-    axis = _value(axis)
-    return dyn_params.squeeze(data, axis) if _is_expr(axis) else _squeeze(data, axis)
+    axis = constant_value(axis)
+    return dyn_params.squeeze(data, axis) if any_expr(axis) else _squeeze(data, axis)
 
 
 def full(fill_value, shape=(), dtype: str = ""):
-    shape = _value(shape)
-    if _is_expr(shape):
+    shape = constant_value(shape)
+    if any_expr(shape):
         return dyn.full(fill_value, shape, dtype or None)
     return _full(fill_value, shape, dtype)
 
 
 def zeros(shape, dtype: str = "float32"):
-    shape = _value(shape)
-    return dyn.zeros(shape, dtype) if _is_expr(shape) else _zeros(shape, dtype)
+    shape = constant_value(shape)
+    return dyn.zeros(shape, dtype) if any_expr(shape) else _zeros(shape, dtype)
 
 
 def ones(shape, dtype: str = "float32"):
-    shape = _value(shape)
-    return dyn.ones(shape, dtype) if _is_expr(shape) else _ones(shape, dtype)
+    shape = constant_value(shape)
+    return dyn.ones(shape, dtype) if any_expr(shape) else _ones(shape, dtype)
 
 
 def broadcast_to(data, shape):
-    shape = _value(shape)
-    return dyn.broadcast_to(data, shape) if _is_expr(shape) else _broadcast_to(data, shape)
+    shape = constant_value(shape)
+    return dyn.broadcast_to(data, shape) if any_expr(shape) else _broadcast_to(data, shape)
 
 
 def tile(data, reps):
     """Relay takes run-time ``reps`` of any number dtype (a float tensor is cast)."""
-    reps = _value(reps)
-    return dyn.tile(data, _as_int(reps)) if _is_expr(reps) else _tile(data, reps)
+    reps = constant_value(reps)
+    return dyn.tile(data, as_int64(reps)) if any_expr(reps) else _tile(data, reps)
 
 
 def expand_dims(data, axis, num_newaxis: int = 1):
     """An expression ``axis`` (an int scalar, negative from the end as in Relay) is
     ``dyn.unsqueeze`` at ``axis .. axis + num_newaxis - 1``; the data's rank must be
     known."""
-    axis = _value(axis)
-    if not _is_expr(axis):
+    axis = constant_value(axis)
+    if not any_expr(axis):
         return _expand_dims(data, axis, num_newaxis)
     ndim = _rank_of(data, "relay.expand_dims with an expression axis")
     axis = _reshape(_cast(axis, "int64"), (1,))
-    axis = where(less(axis, _int64(0)), _add(axis, _int64(ndim + 1)), axis)
-    return dyn_params.unsqueeze(data, _add(axis, _int64(np.arange(num_newaxis))))
+    axis = where(less(axis, int64_const(0)), _add(axis, int64_const(ndim + 1)), axis)
+    return dyn_params.unsqueeze(data, _add(axis, int64_const(np.arange(num_newaxis))))
 
 
 def one_hot(indices, on_value, off_value, depth, axis: int = -1, dtype: str = "float32"):
-    depth = _value(depth)
+    depth = constant_value(depth)
     if isinstance(depth, list) and len(depth) == 1:
         depth = depth[0]
-    if _is_expr(depth):
+    if any_expr(depth):
         on_value, off_value = (v if isinstance(v, Expr) else Constant(np.array(v, dtype))
                                for v in (on_value, off_value))
         return dyn_params.one_hot(indices, on_value, off_value, depth, axis, dtype)
@@ -112,8 +100,8 @@ def one_hot(indices, on_value, off_value, depth, axis: int = -1, dtype: str = "f
 
 
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode: str = "end"):
-    begin, end, strides = _value(begin), _value(end), _value(strides)
-    if _is_expr(begin, end, strides):
+    begin, end, strides = constant_value(begin), constant_value(end), constant_value(strides)
+    if any_expr(begin, end, strides):
         if strides is None:
             strides = [1]
         return dyn.strided_slice(data, begin, end, strides, axes, slice_mode)
@@ -121,8 +109,8 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode: str = "
 
 
 def arange(start, stop=None, step=None, dtype: str = "float32"):
-    start, stop, step = _value(start), _value(stop), _value(step)
-    if _is_expr(start, stop, step):
+    start, stop, step = constant_value(start), constant_value(stop), constant_value(step)
+    if any_expr(start, stop, step):
         return dyn.arange(start, stop, 1 if step is None else step, dtype)
     return _arange(start, stop, 1 if step is None else step, dtype)
 
@@ -130,12 +118,12 @@ def arange(start, stop=None, step=None, dtype: str = "float32"):
 def pad(data, pad_width, pad_value=0, pad_mode: str = "constant"):
     """With run-time ``pad_width``, a number ``pad_value`` (Relay's default 0) is a scalar
     of the data's dtype, which ``dyn.nn.pad`` requires of it."""
-    pad_width = _value(pad_width)
-    if _is_expr(pad_width):
-        dtype = _known_dtype(data)
+    pad_width = constant_value(pad_width)
+    if any_expr(pad_width):
+        dtype = known_dtype(data)
         if not isinstance(pad_value, Expr) and dtype is not None:
             pad_value = Constant(np.array(pad_value, dtype))
-        return dyn.pad(data, _as_int(pad_width), pad_value, pad_mode)
+        return dyn.pad(data, as_int64(pad_width), pad_value, pad_mode)
     return _pad(data, pad_width, pad_value, pad_mode)
 
 
@@ -146,7 +134,7 @@ def shape_of(data, dtype: str = "int32"):
 
 def trilu(data, k=0, upper: bool = True):
     """Relay takes ``k`` as an expression; relayir as an int (a constant is read)."""
-    return _trilu(data, _value(k), upper)
+    return _trilu(data, constant_value(k), upper)
 
 
 def gather_nd(data, indices, batch_dims: int = 0, index_rank=None):
@@ -158,12 +146,12 @@ def gather_nd(data, indices, batch_dims: int = 0, index_rank=None):
 def segment_sum(data, segment_ids, num_segments=None):
     """Relay's ``num_segments`` may be an expression, or None: then the largest id + 1,
     known only at run time (``dyn.segment_sum``)."""
-    num_segments = _value(num_segments)
+    num_segments = constant_value(num_segments)
     if isinstance(num_segments, list):
         num_segments = num_segments[0] if len(num_segments) == 1 else num_segments
     if num_segments is None:
         num_segments = _add(_cast(_max(segment_ids), "int64"), Constant(np.array(1, "int64")))
-    if _is_expr(num_segments):
+    if any_expr(num_segments):
         return dyn.segment_sum(data, segment_ids, num_segments)
     return _segment_sum(data, segment_ids, num_segments)
 
@@ -173,29 +161,16 @@ def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0
     values' dtype, which relayir's op requires of it."""
     if not isinstance(default_value, Expr):
         default_value = Constant(np.array(default_value, _dtype_of(sparse_values)))
-    output_shape = _value(output_shape)
-    if _is_expr(output_shape):
+    output_shape = constant_value(output_shape)
+    if any_expr(output_shape):
         return dyn.sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value)
     return _sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value)
 
 
-def _known_type(e):
-    """``e``'s tensor type where it is known before type inference, else None."""
-    if isinstance(e, Constant):
-        return TensorType(e.data.shape, e.data.dtype.name)
-    ty = e.type_annotation if isinstance(e, Var) else None
-    if ty is None and isinstance(e, Expr) and e.has_type:
-        ty = e.checked_type
-    return ty if isinstance(ty, TensorType) else None
-
-
-def _known_dtype(e):
-    ty = _known_type(e)
-    return None if ty is None else ty.dtype
 
 
 def _dtype_of(e) -> str:
-    dtype = _known_dtype(e)
+    dtype = known_dtype(e)
     if dtype is None:
         raise Error("relay.sparse_to_dense: give default_value as an expression when "
                     "sparse_values has no known dtype")
@@ -203,21 +178,12 @@ def _dtype_of(e) -> str:
 
 
 def _rank_of(e, what: str) -> int:
-    ty = _known_type(e)
+    ty = known_type(e)
     if ty is None:
         raise Error(f"{what}: the data's rank must be known (annotate its variable)")
     return ty.ndim
 
 
-def _as_int(shape):
-    """A run-time shape argument of a known float dtype, cast to int64 (Relay reads any
-    number dtype; relayir's ``dyn`` ops take integer tensors)."""
-    dtype = _known_dtype(shape) if isinstance(shape, Expr) else None
-    return _cast(shape, "int64") if dtype is not None and is_float(dtype) else shape
-
-
-def _int64(v) -> Constant:
-    return Constant(np.array(v, "int64"))
 
 
 argwhere = dyn.argwhere

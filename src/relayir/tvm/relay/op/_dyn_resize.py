@@ -21,7 +21,7 @@ from ....op.nn import upsampling as _upsampling
 from ....op.tensor import multiply  # type: ignore[attr-defined]
 from ....op.tensor import round as _round  # type: ignore[attr-defined]
 from ....op.transform import cast, concatenate, reshape, take
-from ._dyn_dispatch import _known_type, _value
+from ._arg_facts import constant_value, known_type
 
 _METHOD = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}
 
@@ -35,7 +35,7 @@ def _nearest_rounding(method: str, coordinate_transformation_mode: str) -> str:
 
 def dynamic_resize(n: int, data, size, roi=None, layout: str = "", **attrs):
     """``dyn.image.resize<n>d``: ``size`` an int expression of ``n`` entries."""
-    roi = np.zeros(0) if roi is None else np.asarray(_value(roi), "float32").reshape(-1)
+    roi = np.zeros(0) if roi is None else np.asarray(constant_value(roi), "float32").reshape(-1)
     attrs["out_dtype"] = attrs.get("out_dtype") or ""
     return dyn_params.resize(n, data, size, Constant(np.zeros(0, "float32")),
                              Constant(roi.astype("float32")), layout=layout, **attrs)
@@ -61,7 +61,7 @@ def _scales(*scales):
     """Numbers for constants; expressions stay."""
     out = []
     for s in scales:
-        v = _value(s)
+        v = constant_value(s)
         out.append(v[0] if isinstance(v, list) and len(v) == 1 else v)
     return out
 
@@ -85,7 +85,7 @@ def upsampling3d(data, scale_d=1, scale_h=1, scale_w=1, layout: str = "NCDHW",
     attrs = {"method": _METHOD.get(method, method),
              "coordinate_transformation_mode": coordinate_transformation_mode,
              "rounding_method": _nearest_rounding(method, coordinate_transformation_mode)}
-    ty = _known_type(data)
+    ty = known_type(data)
     if ty is not None and not any(isinstance(s, Expr) for s in scales.values()):
         extents = dict(zip(layout, ty.shape))
         if all(isinstance(extents[a], int) for a in "DHW"):

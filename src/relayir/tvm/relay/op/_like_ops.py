@@ -27,11 +27,11 @@ from ....op import tensor as _tensor
 from ....op import transform as _t
 from ....op.algorithm import arange
 from ....op.transform.shape import reshape_shape
-from ._dyn_dispatch import _known_type
+from ._arg_facts import known_type
 
 
 def _type(e, op: str, what: str):
-    ty = _known_type(e)
+    ty = known_type(e)
     if ty is None:
         raise Error(f"relay.{op}: the type of {what} must be known when the call is made "
                     "(annotate its variable)")

@@ -19,7 +19,7 @@ from ....op.transform.convert import cast
 from ....op.transform.join import split as _split
 from ....op.transform.replicate import meshgrid as _meshgrid
 from ..expr import TupleWrapper
-from ._dyn_dispatch import _as_int
+from ._arg_facts import as_int64
 
 
 def split(data, indices_or_sections, axis: int = 0) -> TupleWrapper:
@@ -52,7 +52,7 @@ def topk(data, k=1, axis: int = -1, ret_type: str = "both", is_ascend: bool = Fa
     if not isinstance(k, Expr) and not cast_to:  # relayir's op returns what Relay's does
         out = _topk(data, k, axis, ret_type, is_ascend, dtype)
         return TupleWrapper(out, 2) if ret_type == "both" else out
-    out = (call("dyn.topk", [data, _as_int(k)], axis=axis, is_ascend=is_ascend, dtype=dtype)
+    out = (call("dyn.topk", [data, as_int64(k)], axis=axis, is_ascend=is_ascend, dtype=dtype)
            if isinstance(k, Expr) else _topk(data, k, axis, "both", is_ascend, dtype))
     values, indices = TupleGetItem(out, 0), TupleGetItem(out, 1)
     if cast_to:
