@@ -14,6 +14,7 @@ from ...ir.analysis import (
 )
 from ...ir.expr import Call, Function, Op
 from ...ir.functor import post_order
+from ...ir.match_exhaustion import unmatched_cases
 from ...ir.structural import structural_hash
 from ...ir.types import Kind, TypeVar
 from ...transform import FuseOps, InferType
@@ -70,6 +71,15 @@ def post_order_visit(expr, fvisit) -> None:
         fvisit(node)
 
 
+def list_op_freqs(mod) -> dict:
+    """Op name → its calls over every function of ``mod``, inside fused (primitive)
+    functions too."""
+    counts: Counter = Counter()
+    for fn in mod.functions.values():
+        counts.update(count_ops(fn))
+    return dict(counts)
+
+
 def list_fake_quantized_op_freqs(mod) -> dict:
     """Op name → its calls inside fake-quantized regions (between a ``qnn.quantize`` and
     the ``qnn.dequantize`` calls it reads), over every function of ``mod``."""
@@ -82,11 +92,11 @@ def list_fake_quantized_op_freqs(mod) -> dict:
 __all__ = ["Feature", "all_type_vars", "all_vars", "bound_type_vars", "bound_vars",
            "check_kind", "check_well_formed", "count_ops", "detect_feature",
            "extract_fused_functions", "free_type_vars", "free_vars", "list_fake_quantized_op_freqs",
-           "post_order_visit", "well_formed"]
+           "list_op_freqs", "post_order_visit", "unmatched_cases", "well_formed"]
 
 
 # Relay analyses relayir does not have: the names import, a call says so
-_NOT_OFFERED = ("unmatched_cases", "check_basic_block_normal_form",
+_NOT_OFFERED = ("check_basic_block_normal_form",
                 "get_calibration_data", "count_layers", "extract_intermediate_expr",
                 "search_fc_transpose", "get_total_mac_number",
                 "CallGraph", "get_pad_tuple", "check_constant", "all_dtypes")
