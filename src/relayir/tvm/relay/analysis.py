@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from math import prod
 
 from ...ir.analysis import (
     all_vars,
@@ -13,7 +14,7 @@ from ...ir.analysis import (
     well_formed,
 )
 from ...ir.expr import Call, Function, Op
-from ...ir.functor import post_order
+from ...ir.functor import expr_children, post_order
 from ...ir.match_exhaustion import unmatched_cases
 from ...ir.structural import structural_hash
 from ...ir.types import Kind, TypeVar
@@ -48,6 +49,55 @@ def count_ops(expr) -> Counter:
     """How many times each op is called in ``expr``."""
     return Counter(n.op.name for n in post_order(expr)
                    if isinstance(n, Call) and isinstance(n.op, Op))
+
+
+def count_layers(expr, valid_ops, mod=None) -> int:
+    """The most calls of ``valid_ops`` on one dataflow path of ``expr`` (a module's
+    ``main``): a network's depth in those layers, parallel branches not added up."""
+    if hasattr(expr, "functions"):
+        expr = expr["main"]
+    wanted, depth = set(valid_ops), {}
+    for n in post_order(expr):
+        here = int(isinstance(n, Call) and isinstance(n.op, Op) and n.op.name in wanted)
+        depth[id(n)] = here + max((depth[id(c)] for c in expr_children(n)), default=0)
+    return depth[id(expr)]
+
+
+def _shape(e) -> tuple:
+    return tuple(int(d) for d in e.checked_type.shape)
+
+
+def _conv_macs(call) -> int:
+    """Output elements × kernel taps × input channels per group (the data's ``C`` and,
+    blocked, ``c`` axes)."""
+    layout, data = call.attrs.data_layout, _shape(call.args[0])
+    channels = prod(data[i] for i, axis in enumerate(layout) if axis in "Cc")
+    weight, kernel_layout = _shape(call.args[1]), call.attrs.kernel_layout
+    taps = prod(weight[i] for i, axis in enumerate(kernel_layout) if axis in "DHW")
+    return prod(_shape(call)) * taps * channels // call.attrs.groups
+
+
+def _matmul_macs(call) -> int:
+    """Output elements × the reduced length."""
+    a = _shape(call.args[0])
+    k = a[-2] if getattr(call.attrs, "transpose_a", False) else a[-1]
+    return prod(_shape(call)) * k
+
+
+_MACS = {
+    "nn.conv2d": _conv_macs,
+    "nn.conv2d_transpose": _conv_macs,
+    "nn.dense": _matmul_macs,
+    "nn.matmul": _matmul_macs,
+    "nn.batch_matmul": _matmul_macs,
+}
+
+
+def get_total_mac_number(expr) -> int:
+    """Multiply-accumulates of the convolutions, dense and batch_matmul calls of a
+    type-checked ``expr`` (as Relay counts them; other ops count 0)."""
+    return sum(_MACS[n.op.name](n) for n in post_order(expr)
+               if isinstance(n, Call) and isinstance(n.op, Op) and n.op.name in _MACS)
 
 
 def extract_fused_functions(mod) -> dict:
@@ -90,15 +140,15 @@ def list_fake_quantized_op_freqs(mod) -> dict:
 
 
 __all__ = ["Feature", "all_type_vars", "all_vars", "bound_type_vars", "bound_vars",
-           "check_kind", "check_well_formed", "count_ops", "detect_feature",
-           "extract_fused_functions", "free_type_vars", "free_vars", "list_fake_quantized_op_freqs",
-           "list_op_freqs", "post_order_visit", "unmatched_cases", "well_formed"]
+           "check_kind", "check_well_formed", "count_layers", "count_ops", "detect_feature",
+           "extract_fused_functions", "free_type_vars", "free_vars", "get_total_mac_number",
+           "list_fake_quantized_op_freqs", "list_op_freqs", "post_order_visit",
+           "unmatched_cases", "well_formed"]
 
 
 # Relay analyses relayir does not have: the names import, a call says so
 _NOT_OFFERED = ("check_basic_block_normal_form",
-                "get_calibration_data", "count_layers", "extract_intermediate_expr",
-                "search_fc_transpose", "get_total_mac_number",
+                "get_calibration_data", "extract_intermediate_expr", "search_fc_transpose",
                 "CallGraph", "get_pad_tuple", "check_constant", "all_dtypes")
 for _name in _NOT_OFFERED:
     globals()[_name] = not_in_relayir(f"tvm.relay.analysis.{_name}",
