@@ -180,12 +180,12 @@ def test_more_names_that_import_and_refuse():
 
 def test_relay_passes_and_analyses_relayir_lacks_import_and_refuse():
     from relayir.ir.functor import ExprMutator as RelayirMutator
-    from relayir.tvm.relay.analysis import unmatched_cases
+    from relayir.tvm.relay.analysis import search_fc_transpose
     from relayir.tvm.relay.expr_functor import ExprMutator
     from relayir.tvm.relay.transform import PartialEvaluate
 
     assert ExprMutator is RelayirMutator is relay.ExprMutator  # relayir's own stay
-    for fn, api in ((unmatched_cases, "tvm.relay.analysis.unmatched_cases"),
+    for fn, api in ((search_fc_transpose, "tvm.relay.analysis.search_fc_transpose"),
                     (PartialEvaluate, "tvm.relay.transform.PartialEvaluate")):
         with pytest.raises(NotInRelayirError, match=api):
             fn()
