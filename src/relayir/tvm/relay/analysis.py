@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from math import prod
 
+from ...errors import WellFormedError
 from ...ir.analysis import (
     all_vars,
     bound_vars,
     check_well_formed,
     free_type_vars,
     free_vars,
-    well_formed,
 )
 from ...ir.expr import Call, Function, Op
 from ...ir.functor import expr_children, post_order
@@ -98,6 +98,16 @@ def get_total_mac_number(expr) -> int:
     type-checked ``expr`` (as Relay counts them; other ops count 0)."""
     return sum(_MACS[n.op.name](n) for n in post_order(expr)
                if isinstance(n, Call) and isinstance(n.op, Op) and n.op.name in _MACS)
+
+
+def well_formed(expr) -> bool:
+    """Relay's: every variable is bound at most once and used in its scope; a free
+    variable is fine (relayir's own ``well_formed`` refuses it)."""
+    try:
+        check_well_formed(expr, allow_free=True)
+    except WellFormedError:
+        return False
+    return True
 
 
 def extract_fused_functions(mod) -> dict:
