@@ -38,6 +38,7 @@ from .remove_unused_functions import RemoveUnusedFunctions
 from .simplify_expr import SimplifyExpr
 from .simplify_inference import SimplifyInference
 from .to_a_normal_form import ToANormalForm
+from .to_basic_block_normal_form import ToBasicBlockNormalForm
 from .to_graph_normal_form import ToGraphNormalForm
 from .to_mixed_precision import ToMixedPrecision
 from .type_check import InferType
@@ -50,7 +51,8 @@ __all__ = [
     "ForwardFoldScaleAxis", "FunctionPass", "FuseOps", "InferType", "Inline", "LambdaLift",
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassTimingInstrument", "PrintIRAfter",
     "RemoveUnusedFunctions", "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",
-    "ToGraphNormalForm", "ToMixedPrecision", "VerifyAfterEachPass", "bind", "bind_params",
+    "ToBasicBlockNormalForm", "ToGraphNormalForm", "ToMixedPrecision", "VerifyAfterEachPass",
+    "bind", "bind_params",
     "function_pass", "get_pass", "gradient", "infer_type", "module_pass", "optimize",
     "optimize_passes",
     "register_pass",

@@ -34,28 +34,10 @@ from ..ir.functor import ExprMutator, post_order
 from ..ir.module import IRModule
 from ..ir.node_table import BINDER, INPUT, LEAVES, NODES
 from .analysis import copy_types, typed_module
+from .blocks import Block, common_block, wrap_bindings
 from .pass_infra import Pass, module_pass, register_pass
 
 ATOMS = tuple(cls for cls in NODES if cls in LEAVES)  # for isinstance; ``type(n) in LEAVES``
-
-
-class _Scope:
-    __slots__ = ("parent", "depth", "bindings")
-
-    def __init__(self, parent: _Scope | None):
-        self.parent = parent
-        self.depth = 0 if parent is None else parent.depth + 1
-        self.bindings: list[tuple[Var, Expr]] = []
-
-
-def _lca(a: _Scope, b: _Scope) -> _Scope:
-    while a.depth > b.depth:
-        a = a.parent
-    while b.depth > a.depth:
-        b = b.parent
-    while a is not b:
-        a, b = a.parent, b.parent
-    return a
 
 
 def _scope_uses(n: Expr) -> tuple[tuple, tuple | None]:
@@ -98,7 +80,7 @@ def _count_uses(root: Expr) -> tuple[dict, list]:
     return indeg, fn_lets
 
 
-def _analyse_scopes(root: Expr, indeg: dict, top: _Scope) -> tuple[dict, dict]:
+def _analyse_scopes(root: Expr, indeg: dict, top: Block) -> tuple[dict, dict]:
     """Each non-atomic node's scope (LCA of its uses) and each sub-scope, by (node, index).
 
     Nodes are taken parents first (Kahn's order over ``indeg``), so a node's scope is
@@ -113,27 +95,18 @@ def _analyse_scopes(root: Expr, indeg: dict, top: _Scope) -> tuple[dict, dict]:
         cs, roles = _scope_uses(node)
         if roles is not None:  # an if's branches, a function's body, a match's clauses
             for k in range(max(roles, default=INPUT) + 1):
-                sub[node, k] = _Scope(s)
+                sub[node, k] = Block(s)
         for i, c in enumerate(cs):
             if type(c) in LEAVES:
                 continue
             c_scope = s if roles is None or roles[i] == INPUT else sub[node, roles[i]]
             old = scope.get(c)
-            scope[c] = c_scope if old is None or old is c_scope else _lca(old, c_scope)
+            scope[c] = c_scope if old is None or old is c_scope else common_block(old, c_scope)
             d = indeg[c] - 1
             indeg[c] = d
             if d == 0:
                 ready.append(c)
     return scope, sub
-
-
-def _wrap(scope: _Scope, result: Expr) -> Expr:
-    ty = result.checked_type if result.has_type else None
-    for var, value in reversed(scope.bindings):
-        result = Let(var, value, result)
-        if ty is not None:
-            result.set_checked_type(ty)
-    return result
 
 
 _VISIT, _BIND, _POST = 0, 1, 2
@@ -207,7 +180,7 @@ class _Filler:
             return kind.rebuild(n, [res[c] for c in kind.children(n)])
         roles = kind.roles(n)
         return kind.rebuild(n, [
-            c if r == BINDER else res[c] if r == INPUT else _wrap(sub[n, r], res[c])
+            c if r == BINDER else res[c] if r == INPUT else wrap_bindings(sub[n, r], res[c])
             for c, r in zip(kind.children(n), roles)])
 
 
@@ -304,10 +277,10 @@ def _convert(expr: Expr) -> Expr:
         if untangled is not expr:
             expr = untangled
             indeg, _ = _count_uses(expr)
-    top = _Scope(None)
+    top = Block(None)
     scope, sub = _analyse_scopes(expr, indeg, top)
     result = _Filler(scope, sub).run(expr)
-    return _wrap(top, result)
+    return wrap_bindings(top, result)
 
 
 def _anf_module(mod: IRModule, ctx) -> IRModule:

@@ -20,6 +20,7 @@ from ...ir.structural import structural_hash
 from ...ir.types import Kind, TypeVar
 from ...transform import FuseOps, InferType
 from ...transform.fake_quantization_inputs import fake_quantized_ops
+from ...transform.to_basic_block_normal_form import check_basic_block_normal_form
 from ..error import missing_attribute, not_in_relayir
 from ._feature import Feature, detect_feature
 
@@ -150,15 +151,15 @@ def list_fake_quantized_op_freqs(mod) -> dict:
 
 
 __all__ = ["Feature", "all_type_vars", "all_vars", "bound_type_vars", "bound_vars",
-           "check_kind", "check_well_formed", "count_layers", "count_ops", "detect_feature",
+           "check_basic_block_normal_form", "check_kind", "check_well_formed", "count_layers",
+           "count_ops", "detect_feature",
            "extract_fused_functions", "free_type_vars", "free_vars", "get_total_mac_number",
            "list_fake_quantized_op_freqs", "list_op_freqs", "post_order_visit",
            "unmatched_cases", "well_formed"]
 
 
 # Relay analyses relayir does not have: the names import, a call says so
-_NOT_OFFERED = ("check_basic_block_normal_form",
-                "get_calibration_data", "extract_intermediate_expr", "search_fc_transpose",
+_NOT_OFFERED = ("get_calibration_data", "extract_intermediate_expr", "search_fc_transpose",
                 "CallGraph", "get_pad_tuple", "check_constant", "all_dtypes")
 for _name in _NOT_OFFERED:
     globals()[_name] = not_in_relayir(f"tvm.relay.analysis.{_name}",

@@ -149,6 +149,7 @@ Inline = _t.Inline
 LambdaLift = _t.LambdaLift
 RemoveUnusedFunctions = _t.RemoveUnusedFunctions
 ToANormalForm = _t.ToANormalForm
+ToBasicBlockNormalForm = _t.ToBasicBlockNormalForm
 
 
 def build_config(opt_level: int = 2, required_pass=None, disabled_pass=None, trace=None):
@@ -207,14 +208,15 @@ __all__ = ["AnnotateSpans", "BackwardFoldScaleAxis", "CanonicalizeOps", "Convert
            "GRADIENT_MODES", "InferType", "InferTypeLocal", "Inline", "LambdaLift", "Legalize",
            "ModulePass", "Pass", "PassContext", "PassInfo", "PrintIR", "RemoveUnusedFunctions",
            "Sequential", "SimplifyExpr", "SimplifyInference", "ToANormalForm",
-           "ToANormalFormExpr", "ToGraphNormalForm", "ToMixedPrecision", "function_pass",
+           "ToANormalFormExpr", "ToBasicBlockNormalForm", "ToGraphNormalForm", "ToMixedPrecision",
+           "function_pass",
            "gradient", "module_pass", "relay_pass", "build_config"]
 
 
 # Relay passes relayir does not have: the names import, a call says so
 _NOT_OFFERED = ("recast", "FastMath", "PartialEvaluate", "LazyGradientInit", "ToCPS",
                 "UnCPS", "Defunctionalization", "PlanDevices",
-                "ManifestLifetimes", "ToBasicBlockNormalForm", "CombineParallelConv2D",
+                "ManifestLifetimes", "CombineParallelConv2D",
                 "CombineParallelDense", "CombineParallelBatchMatmul", "SplitArgs",
                 "FlattenAtrousConv", "FoldExplicitPadding", "DivToMul", "SimplifyFCTranspose",
                 "Conv2dToSparse", "DenseToSparse", "FlexibleShapeDispatch",
