@@ -358,3 +358,27 @@ def test_fused_conv_relu_and_pools_keep_nan():
                "nn.avg_pool2d(%x, pool_size=[2, 2], strides=[2, 2])",
                "nn.global_max_pool2d(%x)", "nn.global_avg_pool2d(%x)"):
         _both_equal(f"def @main(%x: {t}) {{ {op} }}", x, zero_sign=False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_zero_minus_a_value_gcc_thinks_is_never_minus_zero_keeps_plus_zero(dtype):
+    """gcc 12 folded ``0.0 - X`` to ``-X`` for X an integer-to-float conversion or a
+    fabs, so 0 came out -0.0 (fuzz seed 131782: arange(0, -6, -1))."""
+    i = relay.var("i", shape=(4,), dtype="int32")
+    u = relay.var("u", shape=(4,), dtype="uint64")
+    f = relay.var("f", shape=(4,), dtype=dtype)
+    zero = relay.const(0.0, dtype)
+    body = relay.Tuple([
+        relay.subtract(zero, relay.cast(i, dtype)),
+        relay.add(zero, relay.negative(relay.cast(u, dtype))),
+        relay.subtract(zero, relay.abs(f)),
+        relay.arange(zero, relay.const(-4.0, dtype), relay.const(-1.0, dtype), dtype=dtype),
+    ])
+    mod = relay.IRModule.from_expr(relay.Function([i, u, f], body))
+    inputs = [np.array([0, 1, -2, 0], "int32"), np.array([0, 1, 2**63, 0], "uint64"),
+              np.array([0.0, -0.0, np.nan, -np.inf], dtype)]
+    want = relay.runtime.wrap(relay.build(mod, target="numpy")).run(inputs)
+    got = relay.runtime.wrap(relay.build(mod, target="cpu")).run(inputs)
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(g, w)
+        assert np.array_equal(np.signbit(g), np.signbit(w)), (g, w)
