@@ -22,6 +22,7 @@ from ...transform import FuseOps, InferType
 from ...transform.fake_quantization_inputs import fake_quantized_ops
 from ...transform.to_basic_block_normal_form import check_basic_block_normal_form
 from ..error import missing_attribute, not_in_relayir
+from ._call_graph import CallGraph
 from ._feature import Feature, detect_feature
 
 
@@ -150,7 +151,7 @@ def list_fake_quantized_op_freqs(mod) -> dict:
     return dict(counts)
 
 
-__all__ = ["Feature", "all_type_vars", "all_vars", "bound_type_vars", "bound_vars",
+__all__ = ["CallGraph", "Feature", "all_type_vars", "all_vars", "bound_type_vars", "bound_vars",
            "check_basic_block_normal_form", "check_kind", "check_well_formed", "count_layers",
            "count_ops", "detect_feature",
            "extract_fused_functions", "free_type_vars", "free_vars", "get_total_mac_number",
@@ -160,7 +161,7 @@ __all__ = ["Feature", "all_type_vars", "all_vars", "bound_type_vars", "bound_var
 
 # Relay analyses relayir does not have: the names import, a call says so
 _NOT_OFFERED = ("get_calibration_data", "extract_intermediate_expr", "search_fc_transpose",
-                "CallGraph", "get_pad_tuple", "check_constant", "all_dtypes")
+                "get_pad_tuple", "check_constant", "all_dtypes")
 for _name in _NOT_OFFERED:
     globals()[_name] = not_in_relayir(f"tvm.relay.analysis.{_name}",
                                       "relayir has no such analysis")

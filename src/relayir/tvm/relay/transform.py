@@ -42,6 +42,8 @@ from ...typing.infer import infer_expr
 from ..error import NotInRelayirError, missing_attribute, not_in_relayir
 from ..transform import PassContext, PrintIR
 from ._annotate import fill_missing_annotations
+from ._div_to_mul import div_to_mul
+from ._eta_expand import eta_expand
 from ._legalize import hook_table, legalize_pass
 
 GRADIENT_MODES = ("higher_order", "first_order")
@@ -196,13 +198,28 @@ def Legalize(legalize_map_attr_name: str = "FTVMLegalize") -> Pass:  # noqa: N80
 AnnotateSpans = _identity("AnnotateSpans")
 
 
+def EtaExpand(expand_constructor: bool = False, expand_global_var: bool = False) -> Pass:  # noqa: N802
+    """Relay's ``EtaExpand``: uncalled globals / constructors become functions."""
+    return relay_pass(module_pass(
+        lambda mod, ctx: eta_expand(mod, expand_constructor, expand_global_var),
+        opt_level=1, name="EtaExpand"))
+
+
+def DivToMul() -> Pass:  # noqa: N802
+    """Relay's ``DivToMul``: division by a float constant becomes multiplication by its
+    reciprocal (may change results by an ulp; see ``_div_to_mul.py``)."""
+    return relay_pass(module_pass(lambda mod, ctx: div_to_mul(mod), opt_level=0,
+                                  name="DivToMul"))
+
+
 def InferTypeLocal(expr):  # noqa: N802
     """The type of ``expr`` (inferred without a module pass)."""
     return infer_expr(expr).checked_type
 
 
 __all__ = ["AnnotateSpans", "BackwardFoldScaleAxis", "CanonicalizeOps", "ConvertLayout",
-           "DeadCodeElimination", "DefuseOps", "DynamicToStatic", "EliminateCommonSubexpr",
+           "DeadCodeElimination", "DefuseOps", "DivToMul", "DynamicToStatic",
+           "EliminateCommonSubexpr", "EtaExpand",
            "FakeQuantizationToInteger",
            "FoldConstant", "FoldScaleAxis", "ForwardFoldScaleAxis", "FunctionPass", "FuseOps",
            "GRADIENT_MODES", "InferType", "InferTypeLocal", "Inline", "LambdaLift", "Legalize",
@@ -218,10 +235,10 @@ _NOT_OFFERED = ("recast", "FastMath", "PartialEvaluate", "LazyGradientInit", "To
                 "UnCPS", "Defunctionalization", "PlanDevices",
                 "ManifestLifetimes", "CombineParallelConv2D",
                 "CombineParallelDense", "CombineParallelBatchMatmul", "SplitArgs",
-                "FlattenAtrousConv", "FoldExplicitPadding", "DivToMul", "SimplifyFCTranspose",
+                "FlattenAtrousConv", "FoldExplicitPadding", "SimplifyFCTranspose",
                 "Conv2dToSparse", "DenseToSparse", "FlexibleShapeDispatch",
                 "CapturePostDfsIndexInSpans",
-                "EtaExpand", "CanonicalizeCast", "BatchingOps", "AnnotateTarget", "MergeComposite",
+                "CanonicalizeCast", "BatchingOps", "AnnotateTarget", "MergeComposite",
                 "MergeCompilerRegions", "PartitionGraph", "InferTypeLocal", "to_cps", "un_cps")
 for _name in _NOT_OFFERED:
     if _name not in globals():
