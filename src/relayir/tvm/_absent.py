@@ -15,7 +15,6 @@ import types
 from .error import refusing_module
 
 ABSENT = {
-    "ir.supply": "relayir names globals itself (no NameSupply / GlobalVarSupply)",
     "utils": "relayir has no roofline analysis (tvm.utils)",
     "topi.nn": "relayir's kernels are its tensor-expression table, not TOPI",
     "topi.nn.qnn": "relayir's kernels are its tensor-expression table, not TOPI",
@@ -26,7 +25,6 @@ ABSENT = {
     "topi.cuda.conv3d_winograd": "relayir has no GPU schedules (TOPI's CUDA)",
     "topi.sparse": "relayir has no sparse kernels",
     "topi.sparse.utils": "relayir has no sparse kernels",
-    "relay.backend.name_transforms": "relayir's C names come from relayir.tir.names",
     "relay.backend.utils": "relayir's lowering is relayir.backend's",
     "relay.data_dep_optimization": "relayir has no data-dependent (sparse) rewrites",
     "relay.transform.fake_quantization_to_integer": "relayir's FakeQuantizationToInteger "
