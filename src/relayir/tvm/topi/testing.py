@@ -181,6 +181,40 @@ def l2_normalize_python(a_np, eps, axis=None) -> np.ndarray:
     return np.asarray(a_np) / norm
 
 
+def matrix_set_diag(input_np, diagonal, k=0, align: str = "RIGHT_LEFT") -> np.ndarray:
+    """TensorFlow's MatrixSetDiagV3, element by element (independent of the layer's
+    constant-index construction in ``relay/op/_matrix_set_diag.py``)."""
+    out = np.array(input_np)
+    rows, cols = out.shape[-2:]
+    band = np.ndim(k) != 0
+    lo, hi = (int(k[0]), int(k[-1])) if band else (int(k), int(k))
+    longest = min(rows + min(0, hi), cols - max(0, lo))
+    upper, lower = align.split("_")
+    for d in range(lo, hi + 1):
+        length = min(rows + min(0, d), cols - max(0, d))
+        shift = longest - length if (upper if d >= 0 else lower) == "RIGHT" else 0
+        for t in range(length):
+            i, j = t + max(0, -d), t + max(0, d)
+            src = diagonal[..., hi - d, t + shift] if band else diagonal[..., t + shift]
+            out[..., i, j] = src
+    return out
+
+
+def nll_loss(predictions, targets, weights, reduction: str = "mean",
+             ignore_index: int = -100) -> np.ndarray:
+    """PyTorch's ``nll_loss`` with class weights, looping over the targets."""
+    losses = np.zeros(targets.shape, predictions.dtype)
+    counted = np.zeros(targets.shape, predictions.dtype)
+    for pos in np.ndindex(*targets.shape):
+        c = int(targets[pos])
+        if c != ignore_index:
+            counted[pos] = weights[c]
+            losses[pos] = -predictions[(pos[0], c, *pos[1:])] * weights[c]
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.sum() / counted.sum()
+
+
 __getattr__ = refusing_module(__name__, "relayir.tvm offers the references relayir's ops "
                               "have; use numpy or relayir's op reference "
                               "(relayir.ir.op.get_op(name).reference)")
@@ -192,5 +226,6 @@ __all__ = ["batch_matmul", "conv1d_ncw_python", "conv2d_nchw_python", "conv2d_nh
            "l2_normalize_python", "lrn_python", "resize1d_python", "roi_align_nchw_python",
            "roi_align_nhwc_python", "space_to_depth_python",
            "resize2d_python", "resize3d_python", "searchsorted_ref",
-           "sequence_mask", "gather_python", "log_softmax_python", "one_hot", "softmax_python",
+           "sequence_mask", "gather_python", "log_softmax_python", "matrix_set_diag", "nll_loss",
+           "one_hot", "softmax_python",
            "strided_slice_python"]

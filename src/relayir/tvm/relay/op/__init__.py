@@ -53,6 +53,7 @@ from ._like_ops import (
     sequence_mask,
     slice_like,
 )
+from ._matrix_set_diag import matrix_set_diag
 from ._tuple_ops import (
     mean_std,
     mean_variance,

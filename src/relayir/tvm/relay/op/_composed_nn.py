@@ -7,7 +7,11 @@ be dynamic: every step reads its extents at run time).
   → ``strided_slice`` ending ``s - 1`` before the end;
 - ``mirror_pad(data, pad_width, mode)``: ``REFLECT`` is ``nn.pad``'s ``reflect``;
   ``SYMMETRIC`` (the edge repeated, numpy's ``symmetric``) concatenates the reversed
-  first ``before`` and last ``after`` slices of each axis around it.
+  first ``before`` and last ``after`` slices of each axis around it;
+- ``nll_loss(predictions, targets, weights, reduction, ignore_index)``: ``-pred[n,
+  target, ...] * weight[target]`` (a ``gather`` along the class axis and a ``take``),
+  zero where the target is ``ignore_index``; ``mean`` divides the sum by the weights of
+  the targets counted, as PyTorch and Relay do.
 """
 
 from __future__ import annotations
@@ -15,7 +19,19 @@ from __future__ import annotations
 from ....errors import Error
 from ....ir.expr import Constant
 from ....op.nn import pad
-from ....op.transform import concatenate, expand_dims, reshape, reverse, strided_slice
+from ....op.reduce import sum as _sum
+from ....op.scatter import gather
+from ....op.tensor import divide, multiply, negative, not_equal
+from ....op.transform import (
+    concatenate,
+    expand_dims,
+    reshape,
+    reverse,
+    squeeze,
+    strided_slice,
+    take,
+    where,
+)
 from ._composed import _const, _type_of
 
 
@@ -61,4 +77,25 @@ def mirror_pad(data, pad_width, mode: str = "SYMMETRIC"):
     return out
 
 
-__all__ = ["dilate", "mirror_pad"]
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def nll_loss(predictions, targets, weights, reduction: str = "mean", ignore_index: int = -100):
+    if reduction not in REDUCTIONS:
+        raise Error(f"relay.nn.nll_loss: reduction is one of {REDUCTIONS}, found {reduction!r}")
+    pt, tt = _type_of(predictions, "nn.nll_loss"), _type_of(targets, "nn.nll_loss")
+    if len(pt.shape) < 2 or len(tt.shape) != len(pt.shape) - 1:
+        raise Error(f"relay.nn.nll_loss: predictions (N, C, d...) and targets (N, d...), "
+                    f"found {pt} and {tt}")
+    counted = not_equal(targets, _const(ignore_index, tt.dtype))
+    safe = where(counted, targets, _const(0, tt.dtype))   # an ignored target reads class 0
+    picked = squeeze(gather(predictions, 1, expand_dims(safe, 1)), axis=[1])
+    weight = where(counted, take(weights, safe, axis=0), _const(0, pt.dtype))
+    loss = negative(multiply(picked, weight))
+    if reduction == "none":
+        return loss
+    total = _sum(loss)
+    return total if reduction == "sum" else divide(total, _sum(weight))
+
+
+__all__ = ["dilate", "mirror_pad", "nll_loss"]

@@ -4,14 +4,14 @@
 from ....op.nn import *  # noqa: F403
 from ....op.nn import __all__ as _nn_all
 from ...error import missing_attribute
-from ._composed_nn import dilate, mirror_pad  # noqa: F401
+from ._composed_nn import dilate, mirror_pad, nll_loss  # noqa: F401
 from ._dyn_dispatch import pad  # noqa: F401
 from ._dyn_resize import upsampling, upsampling3d  # noqa: F401
 from ._like_ops import cross_entropy, cross_entropy_with_logits, l2_normalize  # noqa: F401
 from ._tuple_ops import batch_norm, dropout_raw  # noqa: F401
 
 __all__ = [*_nn_all, "cross_entropy", "cross_entropy_with_logits", "dilate", "l2_normalize",
-           "mirror_pad", "upsampling3d"]
+           "mirror_pad", "nll_loss", "upsampling3d"]
 
 
 def __getattr__(name: str):
