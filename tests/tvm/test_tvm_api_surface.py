@@ -97,7 +97,7 @@ def test_requirements_reflect_this_machine():
 
 def test_topi_references_and_missing_workloads():
     import relayir.tvm.topi.testing as ref
-    from relayir.tvm.relay.testing import inception_v3
+    from relayir.tvm.relay.testing import vgg
 
     seq = np.array([[1, 3, 5], [2, 4, 6]], "float32")
     vals = np.array([[3, 6], [1, 7]], "float32")
@@ -115,8 +115,8 @@ def test_topi_references_and_missing_workloads():
     np.testing.assert_allclose(out[0, 0, 2, 2], x[0, :, 1:4, 1:4].sum(), rtol=1e-5)
     with pytest.raises(NotInRelayirError, match="tvm.topi.testing.roi_pool_nchw_python"):
         ref.roi_pool_nchw_python(x)
-    with pytest.raises(NotInRelayirError, match="relay.testing.inception_v3.get_workload"):
-        inception_v3.get_workload()
+    with pytest.raises(NotInRelayirError, match="relay.testing.vgg.get_workload"):
+        vgg.get_workload()
     assert tvm.get_global_func("relay.ext.dnnl", True) is None
     with pytest.raises(NotInRelayirError, match="get_global_func"):
         tvm.get_global_func("relay.ext.dnnl")
@@ -224,7 +224,7 @@ def test_testing_utils_generate_ref_data(needs_cc):
 
 def test_refused_classes_can_be_subclassed_and_star_imported():
     namespace = {}
-    exec("from relayir.tvm.relay.testing.inception_v3 import *\n"  # noqa: S102
+    exec("from relayir.tvm.relay.testing.vgg import *\n"  # noqa: S102
          "from relayir.tvm.relay.op.op import OpStrategy\n"
          "class Strategy(OpStrategy):\n    pass\n", namespace)
     with pytest.raises(NotInRelayirError, match="OpStrategy is not part of relayir"):

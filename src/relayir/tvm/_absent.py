@@ -34,7 +34,6 @@ ABSENT = {
     "relay.transform.infer_layout_utils": "relayir's layout rules are its own "
     "(relayir.transform.convert_layout), not registered from Python",
     "relay.frontend.common": "relayir's frontends share relayir.frontend's helpers",
-    "relay.testing.layers": "relay.testing's layer helpers are not offered",
     "relay.op.contrib": "relayir has no external codegens (BYOC)",
     "relay.op.contrib.register": "relayir has no external codegens (BYOC)",
     "contrib.pipeline_executor": "relayir has no pipeline executor",

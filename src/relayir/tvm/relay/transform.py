@@ -42,6 +42,7 @@ from ...typing.infer import infer_expr
 from ..error import NotInRelayirError, missing_attribute, not_in_relayir
 from ..transform import PassContext, PrintIR
 from ._annotate import fill_missing_annotations
+from ._change_batch import change_batch
 from ._div_to_mul import div_to_mul
 from ._eta_expand import eta_expand
 from ._legalize import hook_table, legalize_pass
@@ -205,6 +206,13 @@ def EtaExpand(expand_constructor: bool = False, expand_global_var: bool = False)
         opt_level=1, name="EtaExpand"))
 
 
+def ChangeBatch(data, batch_size: int = 16) -> Pass:  # noqa: N802
+    """Relay's ``ChangeBatch``: each variable of ``data`` gets ``batch_size`` on the axis
+    given for it, and the module is typed again (``_change_batch.py``)."""
+    return relay_pass(module_pass(lambda mod, ctx: change_batch(mod, data, batch_size),
+                                  opt_level=1, name="ChangeBatch"))
+
+
 def DivToMul() -> Pass:  # noqa: N802
     """Relay's ``DivToMul``: division by a float constant becomes multiplication by its
     reciprocal (may change results by an ulp; see ``_div_to_mul.py``)."""
@@ -217,7 +225,8 @@ def InferTypeLocal(expr):  # noqa: N802
     return infer_expr(expr).checked_type
 
 
-__all__ = ["AnnotateSpans", "BackwardFoldScaleAxis", "CanonicalizeOps", "ConvertLayout",
+__all__ = ["AnnotateSpans", "BackwardFoldScaleAxis", "CanonicalizeOps", "ChangeBatch",
+           "ConvertLayout",
            "DeadCodeElimination", "DefuseOps", "DivToMul", "DynamicToStatic",
            "EliminateCommonSubexpr", "EtaExpand",
            "FakeQuantizationToInteger",

@@ -22,7 +22,20 @@ from .. import analysis
 from ..build_module import create_executor
 from ..prelude import Prelude
 from ..transform import InferType, Legalize, Pass, gradient
-from . import _missing, mlp, mobilenet, resnet, temp_op_attr
+from . import (
+    _missing,
+    dcgan,
+    densenet,
+    dqn,
+    inception_v3,
+    lstm,
+    mlp,
+    mobilenet,
+    resnet,
+    squeezenet,
+    synthetic,
+    temp_op_attr,
+)
 from .init import Xavier, create_workload
 
 

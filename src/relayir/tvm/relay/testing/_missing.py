@@ -14,8 +14,7 @@ import types
 
 from ...error import not_in_relayir
 
-WORKLOADS = ("inception_v3", "squeezenet", "densenet", "dcgan", "vgg", "resnet_3d", "lstm",
-             "synthetic", "yolo_detection", "darknet", "dqn")
+WORKLOADS = ("vgg", "resnet_3d", "yolo_detection", "darknet")
 _WHY = ("relayir's built-in models are mlp, resnet and mobilenet (docs/tvm-compat.md); "
         "it has no model for this workload")
 
