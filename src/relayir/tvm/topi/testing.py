@@ -92,6 +92,9 @@ deformable_conv2d_nhwc_python = _deformable("NHWC", "HWIO")
 
 
 def depth_to_space_python(data, block_size: int, mode: str = "DCR") -> np.ndarray:
+    from ..relay.op.nn import RELAY_DEPTH_TO_SPACE_MODES
+
+    mode = RELAY_DEPTH_TO_SPACE_MODES.get(mode, mode)
     return _ref("nn.depth_to_space", data, block_size=block_size, layout="NCHW", mode=mode)
 
 
