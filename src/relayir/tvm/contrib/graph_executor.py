@@ -6,7 +6,8 @@ read back are ``NDArray``s; a plain numpy input is cast to the input's dtype (TV
 ``copyfrom``; relayir refuses a lossy conversion); ``set_input(**params)`` skips names
 the graph does not have (as TVM does: ``relay.build`` may have bound them as
 constants); ``benchmark`` takes TVM's ``(device, func_name="run", repeat, number,
-min_repeat_ms)``.
+min_repeat_ms)``; ``m.module["name"]`` gives the executor's functions by name, and
+``set_input_zero_copy`` copies (relayir's executor owns its input buffers).
 """
 
 from __future__ import annotations
@@ -19,11 +20,38 @@ from ...runtime.module import GraphExecutorFactoryModule
 from ..runtime.ndarray import NDArray, as_ndarray
 
 
+class _PackedFunctions:
+    """TVM's ``GraphModule.module``: the executor's functions by name
+    (``m.module["set_input"]``); any other attribute is the factory's."""
+
+    def __init__(self, executor, factory):
+        self._executor, self._factory = executor, factory
+
+    def __getitem__(self, name: str):
+        return self._executor[name]
+
+    def __getattr__(self, name: str):
+        return getattr(self._factory, name)
+
+
 class GraphModule(_GraphModule):
     """``GraphModule(lib["default"](dev))``."""
 
     def __init__(self, module, device=None):
         super().__init__(module, device)
+
+    @property
+    def module(self):
+        return _PackedFunctions(self, self._factory)
+
+    @module.setter
+    def module(self, factory) -> None:  # relayir's executor keeps its factory here
+        self._factory = factory
+
+    def set_input_zero_copy(self, key, value) -> None:
+        """TVM's zero-copy input: relayir copies it (the same values; a later write to
+        ``value`` is not seen, where TVM's executor would read it)."""
+        self.set_input(key, value)
 
     def _set(self, key, value) -> None:
         """TVM copies a numpy input into the input's dtype (a cast, as ``NDArray.copyfrom``
