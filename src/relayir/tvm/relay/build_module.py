@@ -127,26 +127,40 @@ class Executor:
         return self._compiled(_with_main(self.mod, expr))
 
     def _compiled(self, mod: IRModule):
+        names = [p.name_hint for p in mod["main"].params]  # as the caller spells them
         if self.kind == "graph":
             main = _unique_param_names(mod["main"])
             if main is not mod["main"]:
                 mod = _with_main(mod, main)
         fn = self._make(mod).evaluate()
-        return self._wrap(fn, mod["main"])
+        return self._wrap(fn, mod["main"], names)
 
-    def _wrap(self, fn, main: Function | None):
+    def _wrap(self, fn, main: Function | None, names: list[str] | None = None):
         adt = "interpreter" if self.kind == "debug" else "vm"
         # TVM's graph executor copies a numpy input into the declared dtype (a cast)
         dtypes = ([getattr(p.type_annotation, "dtype", None) for p in main.params]
                   if self.kind == "graph" and main is not None else [])
 
         def run(*args, **kwargs):
+            if kwargs and names is not None:
+                args = [*args, *_by_name(names[len(args):], kwargs)]
+                kwargs = {}
             args = [_cast(from_tvm(a), d) for a, d in zip(args, dtypes + [None] * len(args))]
             kwargs = {k: from_tvm(v) for k, v in kwargs.items()}
             return to_tvm(fn(*args, **kwargs), adt)
 
         run.module = getattr(fn, "module", None)
         return run
+
+
+def _by_name(names: list[str], kwargs: dict) -> list:
+    """The inputs after the positional ones, as TVM's executors take them: each by its
+    parameter's name (two parameters of one name take the same value); a name no
+    parameter has is ignored, as TVM ignores it."""
+    missing = [n for n in names if n not in kwargs]
+    if missing:
+        raise Error(f"missing input {missing[0]} (inputs by name: {', '.join(kwargs)})")
+    return [kwargs[n] for n in names]
 
 
 def _cast(value, dtype):
