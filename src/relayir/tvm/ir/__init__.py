@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ...ir.analysis import free_type_vars as _free_type_vars
+from ...ir.analysis import free_vars as _free_vars
 from ...ir.expr import Expr as RelayExpr
 from ...ir.expr import GlobalVar, Op, Span
 from ...ir.module import IRModule
@@ -33,10 +35,21 @@ register_op_attr = not_in_relayir(
 
 
 def structural_hash(node, map_free_vars: bool = False) -> int:
-    """TVM's ``structural_hash(node, map_free_vars)``: relayir's hash already treats free
-    variables by their types (the ``map_free_vars=True`` view), which is consistent with
-    either setting of ``structural_equal``."""
-    return _structural_hash(node)
+    """TVM's ``structural_hash(node, map_free_vars)``. relayir's hash sees a free variable
+    by its type alone (the ``map_free_vars=True`` view); without ``map_free_vars`` two
+    nodes are equal only with the same free variables (the same ``Var`` objects, type
+    variables of the same name, as ``structural_equal`` compares them), so those are
+    hashed in too, in order of first use: unequal nodes then hash apart as in TVM."""
+    h = _structural_hash(node)
+    if map_free_vars or isinstance(node, IRModule):
+        return h
+    if isinstance(node, RelayExpr):
+        free = tuple(id(v) for v in _free_vars(node))
+    elif isinstance(node, Type):
+        free = tuple(t.name_hint for t in _free_type_vars(node))
+    else:
+        return h
+    return hash((h, free)) if free else h
 
 
 def make_node(type_key: str, **fields):
