@@ -8,6 +8,8 @@ Relay spells them (relayir reads ``relay.FuseOps.max_depth`` and the debug keys)
 
 from __future__ import annotations
 
+import sys
+
 from ..transform import instrument
 from ..transform.pass_infra import (
     FunctionPass,
@@ -44,11 +46,12 @@ class PassContext(_PassContext):
 
 
 def PrintIR(header: str = "", show_meta_data: bool = False) -> Pass:  # noqa: N802 (Relay's name)
-    """A pass that prints the module and returns it unchanged."""
+    """A pass that prints the module and returns it unchanged: to standard error, headed
+    ``PrintIR(header):``, as TVM logs it."""
 
     def print_ir(mod, ctx):
-        print(header)
-        print(mod.astext(show_meta_data=show_meta_data))
+        print(f"PrintIR({header}):\n{mod.astext(show_meta_data=show_meta_data)}",
+              file=sys.stderr)
         return mod
 
     return ModulePass(print_ir, PassInfo("PrintIR", 0))
