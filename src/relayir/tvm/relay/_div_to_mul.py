@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import multiply
 from ...ir.expr import Constant, Op
 from ...ir.functor import ExprMutator
+from ...op.tensor import multiply
 
 
 def _reciprocal(c: Constant) -> np.ndarray | None:
