@@ -818,10 +818,16 @@ class _Printer:
         name = self.bufname(buf)
         ctype = _STORAGE[buf.dtype]
         if buf.kind == "local":
-            # double arrays 64-byte aligned: gcc 12.2 stored 16 bytes aligned into a
-            # `double acc[6]` at 8 mod 16 on the stack (a SIGSEGV; fuzz seed 33750)
-            align = " __attribute__((aligned(64)))" if buf.dtype == "float64" else ""
-            self.line(depth, f"{ctype} {name}[{self.ex(buf.size())}]{align};")
+            # arrays of 16 bytes or more 64-byte aligned: gcc 12.2 moved 16 bytes with an
+            # aligned vmovdqa to and from a stack array at 8 mod 16 (a SIGSEGV), in a
+            # `double acc[6]` (fuzz seed 33750) and, in a kernel under an optimize
+            # attribute (RL_SCALAR), a `float acc[20]` of a max_pool3d (seed 32872): the
+            # attribute loses the stack realignment the vector moves rely on
+            size = buf.size()
+            n = E.const_value(size)
+            small = n is not None and int(n) * np.dtype(buf.dtype).itemsize < 16
+            align = "" if small else " __attribute__((aligned(64)))"
+            self.line(depth, f"{ctype} {name}[{self.ex(size)}]{align};")
         elif buf.kind == "scratch":  # this thread's slice of the workspace
             self.line(depth, f"{ctype}* restrict {name} = ({ctype}*)(rl_ws + "
                              f"{self.offsets[buf]} + (size_t)rl_thread_num() * "
