@@ -30,12 +30,19 @@ print("ok")
 """
 
 
-@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
-                    reason="needs a C compiler")
-def test_a_grouped_nwc_float64_conv1d_runs_and_is_right():
-    r = subprocess.run([sys.executable, "-c", REPRO], capture_output=True, text=True,
+needs_cc = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
+                              reason="needs a C compiler")
+
+
+def _runs_ok(source: str) -> None:
+    r = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])
+
+
+@needs_cc
+def test_a_grouped_nwc_float64_conv1d_runs_and_is_right():
+    _runs_ok(REPRO)
 
 
 SCALAR_POOL = """
@@ -69,12 +76,9 @@ print("ok")
 """
 
 
-@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
-                    reason="needs a C compiler")
+@needs_cc
 def test_a_max_pool3d_under_a_scalar_schedule_runs_and_is_right():
-    r = subprocess.run([sys.executable, "-c", SCALAR_POOL], capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])
+    _runs_ok(SCALAR_POOL)
 
 
 def test_local_double_arrays_are_declared_aligned():
