@@ -41,6 +41,7 @@ from ..ir.expr import (
     short_text,
 )
 from ..ir.module import IRModule
+from ..ir.types import TensorType, TupleType
 from .values import Closure, ConstructorValue, RefValue
 
 
@@ -245,6 +246,8 @@ class Interpreter:
     @staticmethod
     def _apply_op(call: Call, args):
         op = call.op
+        if call.has_type and not _static(call.checked_type):
+            _check_concrete(call, args)
         try:
             out = op.reference(*args, call.attrs)
         except Error as exc:
@@ -256,6 +259,36 @@ class Interpreter:
         if isinstance(out, (tuple, list)):
             return tuple(np.asarray(o) for o in out)
         return np.asarray(out)
+
+
+def _static(ty) -> bool:
+    if isinstance(ty, TensorType):
+        return ty.is_static
+    return not isinstance(ty, TupleType) or all(_static(f) for f in ty.fields)
+
+
+def _value_type(v):
+    if isinstance(v, tuple):
+        return TupleType([_value_type(f) for f in v])
+    a = np.asarray(v)
+    return TensorType(a.shape, a.dtype.name)
+
+
+def _check_concrete(call: Call, args) -> None:
+    """A call typed with dynamic dims takes, at run time, only the shapes its type
+    relation admits: the relation runs again on the arguments' own types, as the VM's
+    shape functions run it, so a shape the compiled code refuses (a kernel larger than
+    the padded input) is refused here too, not given a value by the reference."""
+    try:
+        types = [_value_type(a) for a in args]
+    except (Error, TypeError, ValueError):  # not a tensor (a closure): nothing to check
+        return
+    try:
+        call.op.type_rel(types, call.attrs)
+    except Error as exc:
+        raise InterpreterError(f"{call.op.name} cannot take input types "
+                               f"{', '.join(map(str, types))}: {exc} in {short_text(call)}"
+                               ) from None
 
 
 def _match(pattern, value, bindings: dict) -> bool:
