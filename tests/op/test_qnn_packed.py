@@ -73,6 +73,7 @@ DEPTHWISE = [  # (data shape, kernel, strides, padding, dilation)
     ((1, 3, 5, 8), (5, 2), (1, 2), (2, 0, 2, 1), (1, 1)),
     ((1, 40, 12, 21), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),  # MobileNet's strided layer
     ((2, 33, 4, 3), (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),
+    ((1, 37, 9, 13), (3, 3), (1, 1), (2, 1, 2, 1), (2, 1)),  # rows 2 apart, a 5-channel tail
 ]
 
 
@@ -124,7 +125,8 @@ def test_a_layout_other_than_nchw_or_nhwc_is_refused():
 
 
 # each path's flags: what the compiler's macros then select in codegen/routines_int8.py
-PATHS = {"native": [], "avx-vnni": ["-mno-avx512vnni"], "avx2": ["-mno-avx512vnni", "-mno-avxvnni"],
+PATHS = {"native": [], "avx512-no-vbmi": ["-mno-avx512vbmi"], "avx-vnni": ["-mno-avx512vnni"],
+         "avx2": ["-mno-avx512vnni", "-mno-avxvnni"],
          "scalar": ["-DRL_SCALAR_MICROKERNELS"]}
 
 

@@ -416,9 +416,17 @@ int32_t rl_qconv2d_u8s8_rq(const uint8_t* restrict x, const int8_t* restrict bp,
 }
 """
 
+# vpermb's index for rl_qdw_column: byte 4c + k of the result is byte 16k + c of the
+# three rows' 16 channels (k = 3 reads the zero lane)
+_COLUMN_INDEX = ", ".join(str(16 * k + c) for c in range(16) for k in range(4))
+
 DEPTHWISE = r"""
 #if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__)
 #include <immintrin.h>
+#endif
+#if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__) \
+    && defined(__AVX512BW__)
+#define RL_QDW_DOT 1
 #endif
 /* out (N, C, OH, OW) int32 = the depthwise convolution of x (N, C, H, W) uint8, padded
    with pad_value, by w (C, 1, KH, KW) int8 (or NHWC data and output, below). In NCHW,
@@ -546,6 +554,63 @@ static inline void rl_qdw_nhwc_row3x3(
 }
 #endif
 
+#ifdef RL_QDW_DOT
+/* A 3x3 window's column of taps for 16 channels: the three input rows' bytes at q,
+   q + row, q + 2 row interleaved (vpermb) into the 4-byte groups vpdpbusd multiplies,
+   {x(r0, c), x(r1, c), x(r2, c), 0} for channel c. */
+static inline __attribute__((always_inline)) __m512i rl_qdw_column(
+    const uint8_t* q, int64_t row, __mmask16 m, __m512i index) {
+  __m512i v = _mm512_zextsi128_si512(_mm_maskz_loadu_epi8(m, q));
+  v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(m, q + row), 1);
+  v = _mm512_inserti32x4(v, _mm_maskz_loadu_epi8(m, q + 2 * row), 2);
+  return _mm512_permutexvar_epi8(index, v);
+}
+
+/* rl_qdw_nhwc_row3x3 on vpdpbusd: a pixel is 3 vpdpbusd of its window's columns by the
+   column weights w4 [j][channel][4] = {w(0, j), w(1, j), w(2, j), 0} (u8 x s8 summed in
+   int32: exact); at stride 1 each column is interleaved once for the 3 pixels that read
+   it. 27 instructions per pixel of 16 channels become 7 (stride 1) or 15. */
+static inline void rl_qdw_nhwc_row3x3_dot(
+    const uint8_t* restrict x, const int8_t* restrict w4, int32_t* restrict o,
+    uint8_t* restrict o8, int64_t C, int64_t CP, int64_t W, int64_t ih0, int64_t lo,
+    int64_t hi, int64_t sw, int64_t pl, int64_t dh, int64_t dw, int64_t c0, int64_t n,
+    const rl_qrq* rq) {
+  static const uint8_t index_bytes[64] __attribute__((aligned(64))) = {@COLUMN_INDEX@};
+  if (lo >= hi) return;
+  const __mmask16 m = (__mmask16)(n >= 16 ? 0xFFFF : (1u << n) - 1);
+  const __m512i index = _mm512_load_si512((const void*)index_bytes);
+  const __m512i w0 = _mm512_loadu_si512((const void*)(w4 + c0 * 4));
+  const __m512i w1 = _mm512_loadu_si512((const void*)(w4 + (CP + c0) * 4));
+  const __m512i w2 = _mm512_loadu_si512((const void*)(w4 + (2 * CP + c0) * 4));
+  const int64_t row = dh * W * C;
+  const uint8_t* base = x + (ih0 * W - pl) * C + c0;
+  if (sw == 1 && dw == 1) {
+    __m512i a = rl_qdw_column(base + lo * C, row, m, index);
+    __m512i b = rl_qdw_column(base + (lo + 1) * C, row, m, index);
+    for (int64_t ow = lo; ow < hi; ++ow) {
+      const __m512i c = rl_qdw_column(base + (ow + 2) * C, row, m, index);
+      __m512i acc = _mm512_dpbusd_epi32(_mm512_setzero_si512(), a, w0);
+      acc = _mm512_dpbusd_epi32(acc, b, w1);
+      acc = _mm512_dpbusd_epi32(acc, c, w2);
+      if (rq) rl_qrq_store16(rq, acc, c0, m, o8 + ow * C + c0);
+      else _mm512_mask_storeu_epi32((void*)(o + ow * C + c0), m, acc);
+      a = b;
+      b = c;
+    }
+    return;
+  }
+  for (int64_t ow = lo; ow < hi; ++ow) {
+    const uint8_t* p = base + ow * sw * C;
+    __m512i acc = _mm512_dpbusd_epi32(_mm512_setzero_si512(),
+                                      rl_qdw_column(p, row, m, index), w0);
+    acc = _mm512_dpbusd_epi32(acc, rl_qdw_column(p + dw * C, row, m, index), w1);
+    acc = _mm512_dpbusd_epi32(acc, rl_qdw_column(p + 2 * dw * C, row, m, index), w2);
+    if (rq) rl_qrq_store16(rq, acc, c0, m, o8 + ow * C + c0);
+    else _mm512_mask_storeu_epi32((void*)(o + ow * C + c0), m, acc);
+  }
+}
+#endif
+
 /* The NHWC depthwise convolution: x (N, H, W, C) uint8 → out (N, OH, OW, C) int32. A
    pixel's channels are contiguous in both, so the taps read the input in place (no
    interleaving copy) and the sums store as they are; the weight is laid out once per
@@ -558,14 +623,20 @@ static int32_t rl_qdepthwise_nhwc(const uint8_t* restrict x, const int8_t* restr
                                   int64_t dw, int64_t pad_value, int64_t min_work,
                                   const rl_qrq* rq, uint8_t* restrict out8) {
   const int64_t T = KH * KW, CP = (C + 15) / 16 * 16;
-  int32_t* wv = (int32_t*)malloc((size_t)(2 * T * CP) * sizeof(int32_t));
+  /* wv, pw: [tap][channel] int32; w4: a 3x3 window's column weights for vpdpbusd */
+  int32_t* wv = (int32_t*)malloc((size_t)(2 * T * CP) * sizeof(int32_t) + (size_t)(12 * CP));
   if (!wv) return -1;
   int32_t* pw = wv + T * CP;
+  int8_t* w4 = (int8_t*)(pw + T * CP);
   for (int64_t t = 0; t < T; ++t)
     for (int64_t c = 0; c < CP; ++c) {
       wv[t * CP + c] = c < C ? (int32_t)w[c * T + t] : 0;
       pw[t * CP + c] = (int32_t)pad_value * wv[t * CP + c];
     }
+  for (int64_t j = 0; j < 3; ++j)
+    for (int64_t c = 0; c < CP; ++c)
+      for (int64_t k = 0; k < 4; ++k)
+        w4[(j * CP + c) * 4 + k] = T == 9 && k < 3 && c < C ? w[c * 9 + k * 3 + j] : 0;
   /* the output columns whose windows are inside the image across */
   int64_t lo = (pl + sw - 1) / sw, hi = W - 1 + pl - (KW - 1) * dw;
   hi = hi < 0 ? 0 : hi / sw + 1;
@@ -588,7 +659,11 @@ static int32_t rl_qdepthwise_nhwc(const uint8_t* restrict x, const int8_t* restr
       rl_qdw_nhwc_pixel(xb, wv, pw, orow, orow8, ow * C + c0, C, CP, H, W, ih0,
                         ow * sw - pl, dh, dw, KH, KW, c0, n, 0, rq);
     if (rows_in && KH == 3 && KW == 3) {  /* the usual window: constant trip counts */
-#if !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__) && defined(__AVX512BW__)
+#if defined(RL_QDW_DOT)
+      rl_qdw_nhwc_row3x3_dot(xb, w4, orow, orow8, C, CP, W, ih0, ow, hi, sw, pl, dh, dw, c0,
+                             n, rq);
+      ow = hi > ow ? hi : ow;
+#elif !defined(RL_SCALAR_MICROKERNELS) && defined(__AVX512F__) && defined(__AVX512BW__)
       rl_qdw_nhwc_row3x3(xb, wv, orow, orow8, C, CP, W, ih0, ow, hi, sw, pl, dh, dw, c0,
                          n, rq);
       ow = hi > ow ? hi : ow;
@@ -682,6 +757,7 @@ int32_t rl_qdepthwise_u8s8_rq(const uint8_t* restrict x, const int8_t* restrict 
                             pad_value, min_work, &rq, out);
 }
 """
+DEPTHWISE = DEPTHWISE.replace("@COLUMN_INDEX@", _COLUMN_INDEX)
 
 
 def routines() -> dict[str, tuple[str, tuple[str, ...]]]:
