@@ -20,10 +20,13 @@ What folds, following TVM's ``FoldConstant``:
   projection of a tuple whose dropped fields hold no computation (constants,
   variables) becomes the field;
 - ``let %v = <constant>; body``: ``%v`` is replaced by the constant and the ``let``
-  dropped.
+  dropped;
+- ``shape_of(x)`` of an ``x`` whose type is static becomes the shape (``x`` is still
+  computed where something else uses it: ops have no effects), as in TVM;
+- ``if`` on a constant condition becomes the branch it takes (as TVM folds it).
 
 What is left alone: calls of functions, closures and constructors (a function may
-have effects; inlining is ``Inline``'s job), reference operations, ``if``/``match``
+have effects; inlining is ``Inline``'s job), reference operations, ``match``
 and everything inside a ``Primitive=1`` function (fusion chose its body). A call
 whose evaluation raises (an out-of-range ``take`` index) is kept, so the program
 still fails where and when it did; so is a call whose type is not static.
@@ -33,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.expr import Call, Constant, Expr, Let, Op, Tuple, TupleGetItem, Var
+from ..ir.expr import Call, Constant, Expr, If, Let, Op, Tuple, TupleGetItem, Var
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType
 from .analysis import TypedMutator, typed_module, with_type
@@ -113,6 +116,11 @@ class ConstantFolder(TypedMutator):
 
     def visit_call(self, call: Call) -> Expr:
         op = call.op
+        if type(op) is Op and op.name == "shape_of":
+            shape = self._static_shape(call)
+            if shape is not None:
+                self.folded += 1
+                return shape
         if type(op) is Op and call.args and op.name not in _NOT_FOLDED:
             args = [self.visit(a) for a in call.args]  # folded already: memo hits
             if all(_is_constant(a) for a in args):
@@ -121,6 +129,14 @@ class ConstantFolder(TypedMutator):
                     self.folded += 1
                     return folded
         return super().visit_call(call)
+
+    @staticmethod
+    def _static_shape(call: Call) -> Expr | None:
+        """``shape_of(x)`` as a constant when ``x``'s type fixes every extent."""
+        arg, ty = call.args[0].checked_type, call.checked_type
+        if not (isinstance(arg, TensorType) and arg.is_static and _static(ty)):
+            return None
+        return _constant(np.array(arg.shape, dtype=ty.dtype), ty)
 
     @staticmethod
     def _evaluate(call: Call, args: list) -> Expr | None:
@@ -139,6 +155,14 @@ class ConstantFolder(TypedMutator):
         if type(tup) is Tuple and all(
                 _is_atom(f) for i, f in enumerate(tup.fields) if i != new.index):
             return tup.fields[new.index]
+        return new
+
+    def visit_if(self, e: If) -> Expr:
+        new = super().visit_if(e)
+        cond = new.cond
+        if type(cond) is Constant and cond.data.shape == () and cond.data.dtype == np.bool_:
+            self.folded += 1
+            return new.true_branch if bool(cond.data) else new.false_branch
         return new
 
     def visit_let(self, let: Let) -> Expr:
