@@ -96,13 +96,17 @@ class _Mixed(ExprMutator):
 
     def cast_like(self, e, original):
         """``e`` cast back to the dtypes of ``original`` (a branch, a function's result)."""
-        want, have = self.type_of(original), self.type_of(e)
+        return self._cast_to(e, self.type_of(e), self.type_of(original))
+
+    def _cast_to(self, e, have, want):
+        """``e`` (of type ``have``) with every tensor field cast to ``want``'s dtype, into
+        nested tuples too (an LSTM cell's ``(h, (h, c))``); the depth is the type's."""
         if isinstance(want, TensorType) and isinstance(have, TensorType):
             return self.cast(e, want.dtype) if want.dtype != have.dtype else e
         if isinstance(want, TupleType) and isinstance(have, TupleType) and want != have:
             fields = [self.typed(TupleGetItem(e, i), f) for i, f in enumerate(have.fields)]
-            new = [self.cast(f, w.dtype) if isinstance(w, TensorType) else f
-                   for f, w in zip(fields, want.fields)]
+            new = [self._cast_to(f, h, w)
+                   for f, h, w in zip(fields, have.fields, want.fields)]
             return self.typed(Tuple(new), TupleType([self.type_of(f) for f in new]))
         return e
 
@@ -143,6 +147,10 @@ class _Mixed(ExprMutator):
     def visit_call(self, call: Call):
         if not isinstance(call.op, Op):
             new = super().visit_call(call)
+            # a function's parameters keep their dtypes: its arguments are cast back
+            args = [self.cast_like(a, old) for a, old in zip(new.args, call.args)]
+            if any(a is not b for a, b in zip(args, new.args)):
+                new = Call(new.op, tuple(args), new.attrs, new.type_args).with_span(call.span)
             callee = self.type_of(new.op)
             return self.typed(new, callee.ret_type if isinstance(callee, FuncType)
                               else call.checked_type)
