@@ -687,6 +687,7 @@ class _Printer:
         self.offsets: dict = {}
         self.scratch: dict = {}
         self.scalar = False  # a loop's schedule has no simd (the kernel gets RL_SCALAR)
+        self.local_arrays: list[int] = []  # lines declaring local non-double arrays
 
     def bufname(self, buf: S.Buffer) -> str:
         name = self.bufnames.get(buf)
@@ -818,16 +819,16 @@ class _Printer:
         name = self.bufname(buf)
         ctype = _STORAGE[buf.dtype]
         if buf.kind == "local":
-            # arrays of 16 bytes or more 64-byte aligned: gcc 12.2 moved 16 bytes with an
-            # aligned vmovdqa to and from a stack array at 8 mod 16 (a SIGSEGV), in a
-            # `double acc[6]` (fuzz seed 33750) and, in a kernel under an optimize
-            # attribute (RL_SCALAR), a `float acc[20]` of a max_pool3d (seed 32872): the
-            # attribute loses the stack realignment the vector moves rely on
-            size = buf.size()
-            n = E.const_value(size)
-            small = n is not None and int(n) * np.dtype(buf.dtype).itemsize < 16
-            align = "" if small else " __attribute__((aligned(64)))"
-            self.line(depth, f"{ctype} {name}[{self.ex(size)}]{align};")
+            # 64-byte aligned where gcc 12.2 moved 16 bytes with an aligned vmovdqa to or
+            # from a stack array at 8 mod 16 (a SIGSEGV): double arrays (`double acc[6]`,
+            # fuzz seed 33750), and every array of a kernel under a function optimize
+            # attribute (RL_SCALAR, RL_SHIFTS: a max_pool3d's `float acc[20]`, seed
+            # 32872), which loses the stack realignment; see kernel(). Elsewhere gcc
+            # realigns by itself, and aligning every array slowed resnet18 by 1.35x.
+            align = " __attribute__((aligned(64)))" if buf.dtype == "float64" else ""
+            if not align:
+                self.local_arrays.append(len(self.lines))
+            self.line(depth, f"{ctype} {name}[{self.ex(buf.size())}]{align};")
         elif buf.kind == "scratch":  # this thread's slice of the workspace
             self.line(depth, f"{ctype}* restrict {name} = ({ctype}*)(rl_ws + "
                              f"{self.offsets[buf]} + (size_t)rl_thread_num() * "
@@ -891,6 +892,9 @@ class _Printer:
             self.lines[signature] = "RL_SHIFTS " + self.lines[signature]
         if self.scalar:
             self.lines[signature] = "RL_SCALAR " + self.lines[signature]
+        if self.ex.shifts or self.scalar:  # an optimize attribute: align (see allocate())
+            for i in self.local_arrays:
+                self.lines[i] = self.lines[i][:-1] + " __attribute__((aligned(64)));"
         uses_f16 = any(b.dtype == "float16" for b in (*k.inputs, *k.outputs, *k.constants))
         guard = (
             (
