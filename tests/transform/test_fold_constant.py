@@ -133,6 +133,9 @@ def test_inside_closures():
     "add(%x, %1) }",
     # function calls, even with constant arguments
     "def @main() { let %f = fn (%y: float32) { add(%y, 1f) }; %f(2f) }",
+    # if with a constant condition is control flow, not dataflow (the branch alone may
+    # not type: fuzz seed 51000)
+    "def @main(%x: float32) { if (True) { %x } else { negative(%x) } }",
     # references
     "def @main() { %0 = ref(1f); ref_read(%0) }",
     # an evaluation that raises stays, and raises at run time as before

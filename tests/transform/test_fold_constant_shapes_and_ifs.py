@@ -1,12 +1,11 @@
 """FoldConstant folds what a static type already says: ``shape_of`` of a tensor whose
-extents are all known, and an ``if`` whose condition is a constant (as TVM's
-FoldConstant does); a dynamic extent or a computed condition stays."""
+extents are all known (as TVM's FoldConstant does); a dynamic extent stays."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from relayir.ir.expr import Constant, If
+from relayir.ir.expr import Constant
 from relayir.ir.structural import assert_structural_equal
 from relayir.testing.pass_check import assert_same_results, evaluate, parse
 from relayir.transform.fold_constant import FoldConstant
@@ -34,25 +33,3 @@ def test_a_dynamic_extent_keeps_shape_of_and_the_value_feeds_on():
 }"""))
     assert type(folded["main"].body) is Constant
     assert folded["main"].body.data.tolist() == [2.0, 3.0]
-
-
-def test_if_on_a_constant_takes_its_branch():
-    before = parse("""def @main(%x: Tensor[(2), float32]) {
-  if (True) { add(%x, %x) } else { %x }
-}""")
-    after = FoldConstant()(before)
-    assert "if" not in after.astext() and "add" in after.astext()
-    other = FoldConstant()(parse("""def @main(%x: Tensor[(2), float32]) {
-  if (less(1, 0)) { add(%x, %x) } else { negative(%x) }
-}"""))
-    assert "negative" in other.astext() and "if" not in other.astext()
-    x = np.array([1.0, -0.0], "float32")
-    assert_same_results(evaluate(before, [x]), evaluate(after, [x]), exact=True)
-
-
-def test_if_on_a_computed_condition_stays():
-    before = parse("""def @main(%x: Tensor[(2), float32], %c: bool) {
-  if (%c) { add(%x, %x) } else { %x }
-}""")
-    after = FoldConstant()(before)
-    assert type(after["main"].body) is If
