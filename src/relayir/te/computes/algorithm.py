@@ -46,7 +46,10 @@ def _scan(combiner: str, identity: int):
             """The scanned axis ``k`` and, for output index ``i``, whether ``k`` is in its
             prefix and the element there."""
             k = te.reduce_axis(n, name)
-            j = k.var
+            # a reverse scan runs from the end, as numpy's (flip, scan, flip): a float
+            # product's rounding, underflow and inf * 0 follow the order (fuzz seed
+            # 51118: [-inf, 5e-324, 5e-324] gives NaN first, not -inf)
+            j = (n - 1) - k.var if attrs.reverse else k.var
             if attrs.reverse:
                 keep = (j > i[axis]) if attrs.exclusive else (j >= i[axis])
             else:
